@@ -1,0 +1,152 @@
+import type { Json } from "./json.js";
+
+/**
+ * The journal of a run: entries numbered 1, 2, 3 … with no gaps. Values are inline here (this is
+ * the in-memory and journal-file form); the store keeps them by reference (`sha256:…`).
+ *
+ * Commands come from the script and are recomputed and checked on replay; events come from
+ * outside and are delivered from the journal, in the order they were first delivered.
+ */
+export type JournalEntry = CommandEntry | EventEntry | PlatformEntry;
+
+interface EntryBase {
+  /** Position in the journal: 1, 2, 3 … with no gaps. */
+  seq: number;
+  /** Logical time in ms since the Unix epoch: the time of the last event the script had seen. */
+  at: number;
+  /** `file:line:column` in the original script source of the line that caused a command. */
+  callsite?: string;
+}
+
+/** Data describing an error as it crosses the sandbox wall or is stored: never a live Error. */
+export interface ErrorData {
+  name: string;
+  message: string;
+  /** A string code from the error table (`SCRIPT_ERROR`, `CPU_LIMIT`, …) or one a tool chose. */
+  code?: string;
+  /** Source-mapped stack of a script error; never a host stack. */
+  stack?: string;
+}
+
+// ---- platform
+
+export interface RunStartedEntry extends EntryBase {
+  kind: "run.started";
+  runId: string;
+  scriptHash: string;
+  input: Json;
+  /** 256-bit seed of the run's ChaCha20 stream, as 64 hex digits. */
+  seed: string;
+  epoch: number;
+  toolset: string;
+  namespace: string;
+  parent?: { runId: string; seq: number };
+}
+export interface RunCancelledEntry extends EntryBase {
+  kind: "run.cancelled";
+  reason?: string;
+}
+export interface RunQuarantinedEntry extends EntryBase {
+  kind: "run.quarantined";
+  report: Json;
+}
+export interface RunReleasedEntry extends EntryBase {
+  kind: "run.released";
+  by: string;
+  epoch?: number;
+}
+export type PlatformEntry = RunStartedEntry | RunCancelledEntry | RunQuarantinedEntry | RunReleasedEntry;
+
+// ---- commands (emitted by the script)
+
+export interface CallEntry extends EntryBase {
+  kind: "call";
+  name: string;
+  args: Json;
+  /** Idempotency key: the same for every execution of this call, unique otherwise. */
+  callId: string;
+}
+export interface TimerSetEntry extends EntryBase {
+  kind: "timer.set";
+  /** Logical time at which the timer is due. */
+  due: number;
+}
+export interface TimerCancelEntry extends EntryBase {
+  kind: "timer.cancel";
+  timerSeq: number;
+}
+export interface OutputEntry extends EntryBase {
+  kind: "output";
+  stream: "stdout" | "stderr";
+  text: string;
+}
+export interface RunCompletedEntry extends EntryBase {
+  kind: "run.completed";
+  result: Json;
+}
+/**
+ * A run's failure. With code `SCRIPT_ERROR` the script threw (a command, recomputed on replay);
+ * any other code is the platform's verdict (a limit, an unknown tool) and ends replay as recorded.
+ */
+export interface RunFailedEntry extends EntryBase {
+  kind: "run.failed";
+  error: ErrorData;
+}
+export type CommandEntry =
+  | CallEntry
+  | TimerSetEntry
+  | TimerCancelEntry
+  | OutputEntry
+  | RunCompletedEntry
+  | RunFailedEntry;
+
+// ---- events (from outside)
+
+export interface CallResultEntry extends EntryBase {
+  kind: "call.result";
+  callSeq: number;
+  result: Json;
+}
+export interface CallErrorEntry extends EntryBase {
+  kind: "call.error";
+  callSeq: number;
+  error: ErrorData;
+}
+export interface TimerFiredEntry extends EntryBase {
+  kind: "timer.fired";
+  timerSeq: number;
+}
+export interface SignalEntry extends EntryBase {
+  kind: "signal";
+  name: string;
+  payload: Json;
+}
+export type EventEntry = CallResultEntry | CallErrorEntry | TimerFiredEntry | SignalEntry;
+
+export type EntryKind = JournalEntry["kind"];
+
+const COMMAND_KINDS: ReadonlySet<EntryKind> = new Set<EntryKind>([
+  "call",
+  "timer.set",
+  "timer.cancel",
+  "output",
+  "run.completed",
+  "run.failed",
+]);
+const EVENT_KINDS: ReadonlySet<EntryKind> = new Set<EntryKind>([
+  "call.result",
+  "call.error",
+  "timer.fired",
+  "signal",
+]);
+
+export function isCommandEntry(entry: JournalEntry): entry is CommandEntry {
+  return COMMAND_KINDS.has(entry.kind);
+}
+export function isEventEntry(entry: JournalEntry): entry is EventEntry {
+  return EVENT_KINDS.has(entry.kind);
+}
+/** Entries that end a run: nothing follows them but platform bookkeeping. */
+export function isTerminalEntry(entry: JournalEntry): boolean {
+  return entry.kind === "run.completed" || entry.kind === "run.failed" || entry.kind === "run.cancelled";
+}

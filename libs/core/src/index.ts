@@ -1,0 +1,37 @@
+export type { Json } from "./json.js";
+export { canonicalize, canonicalJson, parseJson } from "./canonical-json.js";
+export { valueRef, valueRefOfCanonical, utf8Length, type ValueRef } from "./values.js";
+export { parseDuration, type Duration } from "./duration.js";
+export { newRunId, newSeed, isSeed, callIdOf } from "./ids.js";
+export {
+  ERROR_TABLE,
+  RewindError,
+  isErrorCode,
+  toErrorData,
+  type ErrorCode,
+} from "./errors.js";
+export {
+  isCommandEntry,
+  isEventEntry,
+  isTerminalEntry,
+  type JournalEntry,
+  type CommandEntry,
+  type EventEntry,
+  type PlatformEntry,
+  type EntryKind,
+  type ErrorData,
+  type RunStartedEntry,
+  type RunCancelledEntry,
+  type RunQuarantinedEntry,
+  type RunReleasedEntry,
+  type CallEntry,
+  type TimerSetEntry,
+  type TimerCancelEntry,
+  type OutputEntry,
+  type RunCompletedEntry,
+  type RunFailedEntry,
+  type CallResultEntry,
+  type CallErrorEntry,
+  type TimerFiredEntry,
+  type SignalEntry,
+} from "./entries.js";

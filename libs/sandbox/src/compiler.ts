@@ -1,0 +1,104 @@
+import { createHash } from "node:crypto";
+import path from "node:path";
+import * as esbuild from "esbuild";
+import { RewindError } from "@rewind/core";
+import { SCRIPT_FILE } from "./guest/callsite.js";
+
+/** A script compiled for the sandbox: one bundle, identified by the SHA-256 of its code. */
+export interface CompiledScript {
+  /** `sha256:` of the compiled code: what a run records and what the store keys scripts by. */
+  hash: string;
+  code: string;
+  /** Source map (JSON) with sources content, relative to the script's folder. */
+  sourceMap: string;
+  /** The entry file's name as the author knows it, e.g. `order.ts`. */
+  entry: string;
+}
+
+export type ScriptSource = { file: string } | { source: string; filename: string; resolveDir?: string };
+
+const REWIND_MODULE = `const m = globalThis.__rewind_module;
+export const tools = m.tools, sleep = m.sleep, waitForSignal = m.waitForSignal;
+export default m;`;
+
+/**
+ * Compiles a TypeScript or JavaScript ES module (relative imports bundled, `rewind` provided by
+ * the guest runtime, source map kept) into one script whose evaluation registers the default
+ * export with the runtime. Node built-ins do not exist in the sandbox, so importing one is a
+ * compile error that says so.
+ */
+export async function compileScript(input: ScriptSource): Promise<CompiledScript> {
+  const entryFile = "file" in input ? path.resolve(input.file) : undefined;
+  const resolveDir =
+    entryFile !== undefined ? path.dirname(entryFile) : (input as { resolveDir?: string }).resolveDir ?? process.cwd();
+  const entry = entryFile !== undefined ? path.basename(entryFile) : (input as { filename: string }).filename;
+  const loader = /\.(c|m)?tsx?$/.test(entry) ? "ts" : "js";
+  const mainImport = entryFile ?? "rewind:entry";
+
+  let result: esbuild.BuildResult<{ write: false; metafile: false }>;
+  try {
+    result = await esbuild.build({
+      stdin: {
+        contents: `import main from ${JSON.stringify(mainImport)};\n__rewind_register(main);\n`,
+        resolveDir,
+        sourcefile: "rewind-entry.js",
+      },
+      bundle: true,
+      write: false,
+      format: "iife",
+      platform: "neutral",
+      target: "es2022",
+      outfile: path.join(resolveDir, SCRIPT_FILE),
+      sourcemap: "external",
+      sourcesContent: true,
+      sourceRoot: "",
+      logLevel: "silent",
+      legalComments: "none",
+      plugins: [
+        {
+          name: "rewind",
+          setup(build) {
+            build.onResolve({ filter: /^rewind$/ }, () => ({ path: "rewind", namespace: "rewind" }));
+            build.onLoad({ filter: /.*/, namespace: "rewind" }, () => ({ contents: REWIND_MODULE, loader: "js" }));
+            if (entryFile === undefined) {
+              build.onResolve({ filter: /^rewind:entry$/ }, () => ({ path: entry, namespace: "rewind-entry" }));
+              build.onLoad({ filter: /.*/, namespace: "rewind-entry" }, () => ({
+                contents: (input as { source: string }).source,
+                loader,
+                resolveDir,
+              }));
+            }
+          },
+        },
+      ],
+    });
+  } catch (error) {
+    const failure = error as esbuild.BuildFailure;
+    const messages = (failure.errors ?? []).map(
+      (m) => `${m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : ""}${m.text}`,
+    );
+    throw new RewindError(
+      "COMPILE_ERROR",
+      `The script ${entry} does not compile:\n${messages.join("\n") || String(error)}\n` +
+        `Scripts are ES modules importing only relative files and "rewind" (no Node built-ins).`,
+      { entry },
+    );
+  }
+  const files = result.outputFiles ?? [];
+  const code = files.find((f) => f.path.endsWith(".js"))?.text;
+  const map = files.find((f) => f.path.endsWith(".map"))?.text;
+  if (code === undefined || map === undefined) {
+    throw new RewindError("COMPILE_ERROR", `Compiling ${entry} produced no output`, { entry });
+  }
+  // The sourceMappingURL comment names a file that does not exist in the sandbox: drop it.
+  const cleanCode = code.replace(/\n\/\/# sourceMappingURL=.*\n?$/, "\n");
+  const hash = `sha256:${createHash("sha256").update(cleanCode).digest("hex")}`;
+  return { hash, code: cleanCode, sourceMap: cleanSourceNames(map), entry };
+}
+
+/** Source names as the author knows them: no esbuild namespace prefix on an in-memory entry. */
+function cleanSourceNames(mapJson: string): string {
+  const map = JSON.parse(mapJson) as { sources: string[] };
+  map.sources = map.sources.map((source) => source.replace(/^rewind-entry:/, ""));
+  return JSON.stringify(map);
+}

@@ -1,0 +1,30 @@
+/**
+ * The built-ins the guest runtime relies on, captured before any script code runs. A script may
+ * replace `JSON.stringify` or `Promise.prototype.then` in its own context; the runtime keeps using
+ * the originals. (Tampering can only ever harm the tampering run: the host trusts nothing that
+ * comes out of the sandbox and validates every command it reads.)
+ */
+const uncurry =
+  <T, A extends unknown[], R>(fn: (this: T, ...args: A) => R) =>
+  (self: T, ...args: A): R =>
+    Reflect.apply(fn, self, args);
+
+export const JsonStringify = JSON.stringify;
+export const JsonParse = JSON.parse;
+export const ReflectApply = Reflect.apply;
+export const ObjectFreeze = Object.freeze;
+export const ObjectDefineProperty = Object.defineProperty;
+export const ObjectCreate = Object.create;
+export const ObjectKeys = Object.keys;
+export const OriginalDate = Date;
+export const OriginalError = Error;
+export const OriginalPromise = Promise;
+export const PromiseThen = uncurry(Promise.prototype.then) as <T>(
+  promise: Promise<T>,
+  onFulfilled: (value: T) => unknown,
+  onRejected: (reason: unknown) => unknown,
+) => Promise<unknown>;
+export const ArrayIsArray = Array.isArray;
+export const StringFromCharCode = String.fromCharCode;
+export const MathFloor = Math.floor;
+export const NumberIsFinite = Number.isFinite;

@@ -1,0 +1,69 @@
+/**
+ * The guest runtime: evaluated once in each run's context before the script, it replaces the
+ * non-deterministic globals and leaves the host a three-function interface (`start`, `deliver`,
+ * `collect`) on a global the host reads and deletes before the script runs. The script never sees
+ * a reference to anything of the host: the host only calls in, passing and receiving strings.
+ */
+import { createRewindModule, installFetch, installTimers } from "./api.js";
+import { installConsole } from "./console.js";
+import { JsonParse, ObjectDefineProperty } from "./intrinsics.js";
+import { installRandom } from "./random.js";
+import { clock, collect, deliver, settleMain } from "./scheduler.js";
+import { limits } from "./serialize.js";
+import { installTime } from "./time.js";
+
+interface StartConfig {
+  at: number;
+  seed: string;
+  maxValueBytes: number;
+}
+
+const global = globalThis;
+const rewind = createRewindModule();
+let main: ((input: unknown) => unknown) | undefined;
+
+// Sources of non-determinism with no deterministic equivalent are removed outright.
+for (const name of ["WeakRef", "FinalizationRegistry", "SharedArrayBuffer", "Atomics"]) {
+  delete (global as Record<string, unknown>)[name];
+}
+
+const host = {
+  /** Installs the deterministic globals; must run before the script is evaluated. */
+  init(configJson: string): void {
+    const config = JsonParse(configJson) as StartConfig;
+    clock.now = clock.start = config.at;
+    limits.maxValueBytes = config.maxValueBytes;
+    installTime(global);
+    installRandom(global, config.seed);
+    installConsole(global);
+    installTimers(global);
+    installFetch(global, rewind.tools);
+    ObjectDefineProperty(global, "__rewind_module", { value: rewind, configurable: true });
+  },
+  /** Calls the script's default export with the input; its commands are then collected. */
+  start(inputJson: string): void {
+    delete (global as Record<string, unknown>).__rewind_module;
+    if (typeof main !== "function") {
+      settleMain(Promise.reject(new TypeError("The script must `export default` an async function")));
+      return;
+    }
+    const input = JsonParse(inputJson) as unknown;
+    let result: unknown;
+    try {
+      result = main(input);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    settleMain(Promise.resolve(result));
+  },
+  deliver,
+  collect,
+};
+
+ObjectDefineProperty(global, "__rewind_host", { value: host, configurable: true });
+ObjectDefineProperty(global, "__rewind_register", {
+  value: (fn: (input: unknown) => unknown) => {
+    main = fn;
+  },
+  configurable: true,
+});

@@ -1,0 +1,214 @@
+import { userCallsite } from "./callsite.js";
+import { JsonParse, JsonStringify, OriginalError, PromiseThen } from "./intrinsics.js";
+import { toWire } from "./serialize.js";
+
+/**
+ * The guest side of the wall: commands the script emits are queued here as JSON fragments until
+ * the host collects them; events the host delivers settle the promises the script awaits.
+ *
+ * Ids are guest-local (1, 2, 3 … in emission order, deterministic); the host maps them to journal
+ * seqs. Nothing here calls out: the host pulls (`collect`) after each delivery, once the isolate's
+ * microtasks have run to quiescence.
+ */
+
+interface WireError {
+  name: string;
+  message: string;
+  code?: string;
+  stack?: string;
+}
+type GuestEvent =
+  | { t: "result"; id: number; at: number; ok: true; value: unknown }
+  | { t: "result"; id: number; at: number; ok: false; error: WireError }
+  | { t: "fire"; id: number; at: number }
+  | { t: "signal"; name: string; at: number; payload: unknown };
+
+interface PendingCall {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+interface PendingTimer {
+  fire(): void;
+}
+
+export const clock = { now: 0, start: 0 };
+
+const batch: string[] = [];
+const calls = new Map<number, PendingCall>();
+const timers = new Map<number, PendingTimer>();
+const signalWaiters = new Map<string, ((payload: unknown) => void)[]>();
+const bufferedSignals = new Map<string, unknown[]>();
+let nextId = 1;
+let outcome: { ok: true; value: unknown } | { ok: false; error: unknown } | null = null;
+let finished = false;
+
+function emit(fragment: string): void {
+  if (!finished) batch[batch.length] = fragment;
+}
+
+export function callTool(name: string, args: unknown): Promise<unknown> {
+  if (finished) return new Promise(() => {}); // the run is over; nothing more leaves the sandbox
+  const wireArgs = toWire(args, `The arguments of tools.${name}()`);
+  const id = nextId++;
+  emit(`{"t":"call","id":${id},"name":${JsonStringify(name)},"site":"${userCallsite()}","args":${wireArgs}}`);
+  return new Promise((resolve, reject) => {
+    calls.set(id, { resolve, reject });
+  });
+}
+
+/** Sets a journaled timer; returns its id. `fire` runs when the host delivers `timer.fired`. */
+export function setTimer(delayMs: number, fire: () => void, site = userCallsite()): number {
+  const id = nextId++;
+  if (finished) return id;
+  emit(`{"t":"timer","id":${id},"due":${clock.now + delayMs},"site":"${site}"}`);
+  timers.set(id, { fire });
+  return id;
+}
+
+export function cancelTimer(id: number, site = userCallsite()): void {
+  if (!timers.delete(id)) return; // already fired, cancelled, or never a timer: nothing to journal
+  emit(`{"t":"cancel","id":${id},"site":"${site}"}`);
+}
+
+export function output(stream: "stdout" | "stderr", text: string): void {
+  emit(`{"t":"out","stream":"${stream}","site":"${userCallsite()}","text":${JsonStringify(text)}}`);
+}
+
+/** Resolves with the next signal of that name (buffered if it arrived first), or undefined on timeout. */
+export function nextSignal(name: string, timeoutMs: number | undefined): Promise<unknown> {
+  const buffered = bufferedSignals.get(name);
+  if (buffered !== undefined && buffered.length > 0) {
+    return Promise.resolve(buffered.shift());
+  }
+  const site = userCallsite();
+  return new Promise((resolve) => {
+    let waiters = signalWaiters.get(name);
+    if (waiters === undefined) signalWaiters.set(name, (waiters = []));
+    let timerId = 0;
+    const waiter = (payload: unknown) => {
+      if (timerId !== 0) cancelTimer(timerId, site);
+      resolve(payload);
+    };
+    waiters.push(waiter);
+    if (timeoutMs !== undefined) {
+      timerId = setTimer(
+        timeoutMs,
+        () => {
+          const index = waiters.indexOf(waiter);
+          if (index >= 0) waiters.splice(index, 1);
+          resolve(undefined);
+        },
+        site,
+      );
+    }
+  });
+}
+
+/** Called once with the settled main promise: the run ends when no tool call is in flight. */
+export function settleMain(promise: Promise<unknown>): void {
+  PromiseThen(
+    promise,
+    (value) => {
+      if (outcome === null) outcome = { ok: true, value };
+    },
+    (error) => {
+      if (outcome === null) outcome = { ok: false, error };
+    },
+  );
+}
+
+/** An uncaught error outside main (a timer callback that throws) fails the run, as in Node. */
+export function failRun(error: unknown): void {
+  if (outcome === null) outcome = { ok: false, error };
+}
+
+export function deliver(eventJson: string): void {
+  const event = JsonParse(eventJson) as GuestEvent;
+  clock.now = event.at;
+  switch (event.t) {
+    case "result": {
+      const call = calls.get(event.id);
+      if (call === undefined) return;
+      calls.delete(event.id);
+      if (event.ok) call.resolve(event.value);
+      else call.reject(toGuestError(event.error));
+      return;
+    }
+    case "fire": {
+      const timer = timers.get(event.id);
+      if (timer === undefined) return;
+      timers.delete(event.id);
+      try {
+        timer.fire();
+      } catch (error) {
+        failRun(error);
+      }
+      return;
+    }
+    case "signal": {
+      const waiters = signalWaiters.get(event.name);
+      const waiter = waiters?.shift();
+      if (waiter !== undefined) {
+        waiter(event.payload);
+        return;
+      }
+      let buffered = bufferedSignals.get(event.name);
+      if (buffered === undefined) bufferedSignals.set(event.name, (buffered = []));
+      buffered.push(event.payload);
+    }
+  }
+}
+
+/**
+ * The commands emitted since the last collect, as a JSON array. Called by the host after the
+ * microtasks of a delivery have drained, which is also the only moment completion can be decided:
+ * a run never ends while a tool call is in flight, because a forgotten call's continuation may
+ * still make another call.
+ */
+export function collect(): string {
+  if (!finished && outcome !== null && calls.size === 0) {
+    finished = true;
+    batch[batch.length] = completion(outcome);
+  }
+  const text = `[${batch.join(",")}]`;
+  batch.length = 0;
+  return text;
+}
+
+function completion(settled: NonNullable<typeof outcome>): string {
+  if (settled.ok) {
+    try {
+      return `{"t":"done","ok":true,"value":${toWire(settled.value, "The run's result")}}`;
+    } catch (error) {
+      return `{"t":"done","ok":false,"error":${errorToWire(error)}}`;
+    }
+  }
+  return `{"t":"done","ok":false,"error":${errorToWire(settled.error)}}`;
+}
+
+function errorToWire(error: unknown): string {
+  if (error instanceof OriginalError) {
+    const code = (error as { code?: unknown }).code;
+    return JsonStringify({
+      name: String(error.name),
+      message: String(error.message),
+      stack: typeof error.stack === "string" ? error.stack : undefined,
+      code: typeof code === "string" ? code : undefined,
+    });
+  }
+  let message: string;
+  try {
+    message = typeof error === "string" ? error : (JsonStringify(error) ?? String(error));
+  } catch {
+    message = String(error);
+  }
+  return JsonStringify({ name: "Error", message: `Uncaught ${message}` });
+}
+
+/** A tool's error as the script sees it: an Error with the tool's name, message and code. */
+function toGuestError(data: WireError): Error {
+  const error = new OriginalError(data.message) as Error & { code?: string };
+  error.name = data.name;
+  if (data.code !== undefined) error.code = data.code;
+  return error;
+}

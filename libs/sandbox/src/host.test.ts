@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { compileScript } from "./compiler.js";
+import { Sandbox } from "./host.js";
+
+const SEED = "00".repeat(32);
+const sandbox = new Sandbox();
+afterAll(() => sandbox.dispose());
+
+async function instance(source: string, startAt = Date.UTC(2025, 0, 1)) {
+  const script = await compileScript({ source, filename: "test.ts" });
+  return sandbox.instantiate(script, { seed: SEED, startAt });
+}
+
+describe("sandbox host", () => {
+  it("runs a script's default export and collects its calls with callsites", async () => {
+    const run = await instance(`import { tools } from "rewind";
+export default async function main(input: { n: number }) {
+  const a = await tools.add({ x: input.n, y: 1 });
+  return { a };
+}`);
+    const first = await run.start({ n: 41 });
+    expect(first).toEqual([{ type: "call", id: 1, name: "add", args: { x: 41, y: 1 }, callsite: "test.ts:3:25" }]);
+    const second = await run.deliver({ type: "call.result", id: 1, at: 5, result: 42 });
+    expect(second).toEqual([{ type: "complete", result: { a: 42 } }]);
+    run.dispose();
+  });
+
+  it("keeps Date, Math.random and crypto deterministic", async () => {
+    const source = `export default async function main() {
+  class D extends Date {}
+  return [Date.now(), new Date().toISOString(), new D(0).getTime(), new D() instanceof Date,
+    Date.parse("2020-01-01T00:00:00Z"), new Date(2024, 0, 1).getTime() === Date.UTC(2024, 0, 1),
+    Math.random(), crypto.randomUUID(), Array.from(crypto.getRandomValues(new Uint8Array(4))), typeof Date()];
+}`;
+    const a = await (await instance(source)).start(null);
+    const b = await (await instance(source)).start(null);
+    expect(a).toEqual(b);
+    const result = (a[0] as { result: unknown[] }).result;
+    expect(result.slice(0, 6)).toEqual([Date.UTC(2025, 0, 1), "2025-01-01T00:00:00.000Z", 0, true, 1577836800000, true]);
+    expect(result[7]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(result[9]).toBe("string");
+  });
+
+  it("fails a runaway loop with CPU_LIMIT and keeps the host serving", async () => {
+    const slow = new Sandbox({ cpuLimitMs: 200, mode: "async" });
+    const script = await compileScript({ source: "export default async () => { while (true) {} }", filename: "loop.ts" });
+    const run = await slow.instantiate(script, { seed: SEED, startAt: 0 });
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 10);
+    const commands = await run.start(null);
+    clearInterval(interval);
+    expect(commands).toEqual([{ type: "fail", error: expect.objectContaining({ code: "CPU_LIMIT" }) }]);
+    expect(ticks).toBeGreaterThan(5);
+    slow.dispose();
+  });
+
+  it("maps a thrown error's stack to the TypeScript source", async () => {
+    const run = await instance(`type T = { a: number };
+export default async function main() {
+  const t: T = { a: 1 };
+  throw new Error("boom " + t.a);
+}`);
+    const [done] = await run.start(null);
+    expect(done).toMatchObject({ type: "fail", error: { name: "Error", message: "boom 1", code: "SCRIPT_ERROR" } });
+    expect((done as { error: { stack: string } }).error.stack).toContain("test.ts:4:9");
+  });
+});

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+// Tests run against the TypeScript sources of the workspace packages (no build step needed).
+const conditions = ["@rewind/source", "node", "import", "default"];
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: conditions } },
+  test: {
+    include: ["libs/**/*.test.ts", "services/**/*.test.ts", "load-tests/**/*.test.ts"],
+    exclude: ["**/node_modules/**", "**/dist/**"],
+    testTimeout: 30_000,
+    // isolated-vm is a native addon: forks keep each test file in its own process.
+    pool: "forks",
+  },
+});
