@@ -35,3 +35,5 @@ export {
   type TimerFiredEntry,
   type SignalEntry,
 } from "./entries.js";
+export type { GuestCommand, GuestEvent } from "./wall.js";
+export { shortForm } from "./short-form.js";

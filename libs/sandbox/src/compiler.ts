@@ -35,7 +35,7 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
   const loader = /\.(c|m)?tsx?$/.test(entry) ? "ts" : "js";
   const mainImport = entryFile ?? "rewind:entry";
 
-  let result: esbuild.BuildResult<{ write: false; metafile: false }>;
+  let result: esbuild.BuildResult;
   try {
     result = await esbuild.build({
       stdin: {
@@ -57,7 +57,7 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
       plugins: [
         {
           name: "rewind",
-          setup(build) {
+          setup(build: esbuild.PluginBuild) {
             build.onResolve({ filter: /^rewind$/ }, () => ({ path: "rewind", namespace: "rewind" }));
             build.onLoad({ filter: /.*/, namespace: "rewind" }, () => ({ contents: REWIND_MODULE, loader: "js" }));
             if (entryFile === undefined) {

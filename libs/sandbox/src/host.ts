@@ -5,8 +5,8 @@
  * runtime's `deliver` and `collect` and exchanges only strings.
  */
 import ivm from "isolated-vm";
-import { RewindError, type ErrorData, type Json } from "@rewind/core";
-import { parseCommands, eventToWire, type GuestCommand, type GuestEvent } from "./commands.js";
+import { RewindError, type ErrorData, type GuestCommand, type GuestEvent, type Json } from "@rewind/core";
+import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle } from "./guest-bundle.js";

@@ -1,5 +1,4 @@
 export { Sandbox, ScriptInstance, type SandboxOptions } from "./host.js";
 export { compileScript, type CompiledScript, type ScriptSource } from "./compiler.js";
-export type { GuestCommand, GuestEvent } from "./commands.js";
 export { guestBundle, type GuestBundle } from "./guest-bundle.js";
 export { SourceMapper } from "./source-map.js";

@@ -1,0 +1,2 @@
+export { execCommand, EXIT, type ExecOptions } from "./commands/exec.js";
+export { loadToolsets } from "./load-toolset.js";

@@ -1,0 +1,10 @@
+export {
+  runInProcess,
+  DEFAULT_START,
+  type InProcessOptions,
+  type InProcessResult,
+  type InProcessStatus,
+  type ScheduledSignal,
+} from "./run-in-process.js";
+export { invokeTool, type CallOutcome, type InvokeOptions } from "./invoke.js";
+export { VirtualSchedule } from "./virtual-clock.js";

@@ -1,0 +1,72 @@
+import { RewindError, canonicalize, toErrorData, type CallEntry, type ErrorData, type Json } from "@rewind/core";
+import type { Tool } from "@rewind/sdk";
+
+export type CallOutcome = { ok: true; result: Json } | { ok: false; error: ErrorData };
+
+export interface InvokeOptions {
+  runId: string;
+  toolset: string;
+  maxValueBytes: number;
+  /** Waits between retries; mock mode passes one that does not wait in real time. */
+  backoff: (ms: number) => Promise<void>;
+}
+
+/**
+ * Runs one journaled call against its tool: the call's callId as the idempotency key, each
+ * attempt bounded by the tool's timeout, retries with exponential backoff. Whatever the tool
+ * returns is normalised to JSON (and size-checked) so the journal holds exactly what the script
+ * will see; whatever it throws becomes error data, never a host stack.
+ */
+export async function invokeTool(tool: Tool, call: CallEntry, options: InvokeOptions): Promise<CallOutcome> {
+  let last: ErrorData = { name: "Error", message: "not attempted" };
+  for (let attempt = 1; attempt <= tool.retries + 1; attempt++) {
+    if (attempt > 1) await options.backoff(200 * 2 ** (attempt - 2));
+    const controller = new AbortController();
+    const ctx = {
+      callId: call.callId,
+      runId: options.runId,
+      toolset: options.toolset,
+      tool: tool.name,
+      attempt,
+      signal: controller.signal,
+    };
+    try {
+      const args = structuredClone(call.args);
+      const value = await withTimeout(Promise.resolve(tool.run(args, ctx)), tool, controller);
+      return { ok: true, result: normalise(value, tool, options.maxValueBytes) };
+    } catch (error) {
+      last = toErrorData(error);
+      if (error instanceof RewindError && error.code === "PAYLOAD_TOO_LARGE") break;
+    }
+  }
+  return { ok: false, error: last };
+}
+
+function normalise(value: unknown, tool: Tool, maxValueBytes: number): Json {
+  let canonical: string;
+  try {
+    canonical = canonicalize(value === undefined ? null : JSON.parse(JSON.stringify(value) ?? "null"));
+  } catch (error) {
+    throw new RewindError("TOOL_ERROR", `Tool ${tool.name} returned a value JSON cannot represent: ${(error as Error).message}`);
+  }
+  const bytes = Buffer.byteLength(canonical);
+  if (bytes > maxValueBytes) {
+    throw new RewindError(
+      "PAYLOAD_TOO_LARGE",
+      `Tool ${tool.name} returned ${bytes} bytes of JSON, over the limit of ${maxValueBytes} bytes: return a reference to large data instead`,
+    );
+  }
+  return JSON.parse(canonical) as Json;
+}
+
+function withTimeout<T>(work: Promise<T>, tool: Tool, controller: AbortController): Promise<T> {
+  if (tool.timeoutMs === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new RewindError("TOOL_TIMEOUT", `Tool ${tool.name} did not answer within ${tool.timeoutMs} ms`));
+    }, tool.timeoutMs);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

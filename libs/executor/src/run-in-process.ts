@@ -1,0 +1,273 @@
+import { createHash } from "node:crypto";
+import {
+  RewindError,
+  canonicalize,
+  newSeed,
+  type CallEntry,
+  type ErrorData,
+  type Json,
+  type JournalEntry,
+  type OutputEntry,
+  type RunStartedEntry,
+} from "@rewind/core";
+import { DivergenceError, RunEngine, type DivergenceReport, type IncomingEvent } from "@rewind/journal";
+import type { CompiledScript, Sandbox } from "@rewind/sandbox";
+import { EMPTY_TOOLSET, type Toolset } from "@rewind/sdk";
+import { invokeTool, type CallOutcome } from "./invoke.js";
+import { VirtualSchedule } from "./virtual-clock.js";
+
+/** A signal to deliver in mock mode, `afterMs` after the run's start on the virtual clock. */
+export interface ScheduledSignal {
+  afterMs: number;
+  name: string;
+  payload?: Json;
+}
+
+export interface InProcessOptions {
+  script: CompiledScript;
+  sandbox: Sandbox;
+  input?: Json;
+  seed?: string;
+  /** Virtual start time (ms since the epoch); default 2025-01-01T00:00:00Z so journals repeat. */
+  startAt?: number;
+  runId?: string;
+  toolset?: Toolset;
+  /** A recorded journal (possibly a prefix): replayed first, then the run continues live. */
+  resume?: readonly JournalEntry[];
+  signals?: readonly ScheduledSignal[];
+  /** Virtual time a call takes before its outcome arrives (default 0). */
+  latency?: (call: CallEntry) => number;
+  /** Called with each batch of new entries as it is committed: the write-ahead point. */
+  onCommit?: (entries: readonly JournalEntry[]) => void;
+  /** Called with output entries once committed (never for replayed ones). */
+  onOutput?: (entry: OutputEntry) => void;
+  epoch?: number;
+}
+
+export type InProcessStatus = "completed" | "failed" | "cancelled" | "waiting" | "diverged";
+
+export interface InProcessResult {
+  status: InProcessStatus;
+  journal: JournalEntry[];
+  result?: Json;
+  error?: ErrorData;
+  divergence?: DivergenceReport;
+}
+
+export const DEFAULT_START = Date.UTC(2025, 0, 1);
+
+/**
+ * Runs a script in-process in mock mode: tools are called in this process, time is virtual (the
+ * clock jumps to the next due event whenever the run is idle, so a ten-day sleep takes
+ * milliseconds), and the journal is kept in memory and handed to `onCommit` batch by batch.
+ */
+export async function runInProcess(options: InProcessOptions): Promise<InProcessResult> {
+  const toolset = options.toolset ?? EMPTY_TOOLSET;
+  const started = options.resume?.[0] ?? startedEntry(options, toolset);
+  if (started.kind !== "run.started") {
+    throw new RewindError("INVALID_INPUT", "A journal to resume must begin with its run.started entry");
+  }
+  const instance = await options.sandbox.instantiate(options.script, { seed: started.seed, startAt: started.at });
+  try {
+    return await new MockRun(options, toolset, started).run(instance);
+  } finally {
+    instance.dispose();
+  }
+}
+
+function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEntry {
+  const seed = options.seed ?? newSeed();
+  const input = options.input ?? null;
+  const at = options.startAt ?? DEFAULT_START;
+  // In mock mode the run id follows from what defines the run, so a repeat gives the same journal.
+  const digest = createHash("sha256").update(`${options.script.hash}\n${seed}\n${at}\n${canonicalize(input)}`).digest("hex");
+  return {
+    seq: 1,
+    kind: "run.started",
+    at,
+    runId: options.runId ?? `run_mock_${digest.slice(0, 24)}`,
+    scriptHash: options.script.hash,
+    input,
+    seed,
+    epoch: options.epoch ?? 1,
+    toolset: toolset.name,
+    namespace: "default",
+  };
+}
+
+class MockRun {
+  private readonly schedule = new VirtualSchedule();
+  private readonly inFlight = new Map<number, Promise<{ call: CallEntry; outcome: CallOutcome }>>();
+  private engine!: RunEngine;
+
+  constructor(
+    private readonly options: InProcessOptions,
+    private readonly toolset: Toolset,
+    private readonly started: RunStartedEntry,
+  ) {}
+
+  async run(instance: Parameters<typeof RunEngine.resume>[0]): Promise<InProcessResult> {
+    const recorded = this.options.resume ?? [this.started];
+    let fresh: JournalEntry[];
+    try {
+      ({ engine: this.engine, entries: fresh } = await RunEngine.resume(instance, recorded));
+    } catch (error) {
+      if (error instanceof DivergenceError) {
+        return { status: "diverged", journal: [...recorded], divergence: error.report };
+      }
+      throw error;
+    }
+    if (this.options.resume === undefined) this.commit([this.started, ...fresh]);
+    else this.commit(fresh);
+    this.rearm();
+    this.act(fresh);
+
+    while (this.engine.outcome === undefined) {
+      await this.settleCalls();
+      const event = this.schedule.next();
+      if (event === undefined) break; // nothing more will happen: the run waits (for a signal)
+      const entries = await this.engine.deliver(event);
+      this.commit(entries);
+      this.act(entries);
+    }
+    // A run that ended by a platform verdict still records its in-flight calls' outcomes.
+    if (this.inFlight.size > 0) {
+      for (const { call, outcome } of await Promise.all(this.inFlight.values())) {
+        this.commit(this.engine.recordOutcome(outcomeEvent(call, outcome, this.engine.clock)));
+      }
+    }
+    return this.result();
+  }
+
+  /** After a resume: calls journaled without an outcome run again; pending timers are re-armed. */
+  private rearm(): void {
+    const journal = this.engine.journal;
+    for (const call of this.engine.inFlightCalls()) {
+      if (this.inFlight.has(call.seq) || this.isNew(call)) continue;
+      const tool = this.toolset.tools.get(call.name);
+      if (tool?.unsafeToRepeat) {
+        this.commit(
+          this.engine.fail({
+            name: "RewindError",
+            code: "UNSAFE_TO_REPEAT",
+            message:
+              `The call tools.${call.name}() at seq ${call.seq} (callId ${call.callId}) was in flight when the run ` +
+              `stopped, and ${this.toolset.name}.${call.name} is marked unsafeToRepeat, so it is not called again: ` +
+              `check whether it took effect, then fork the run`,
+          }),
+        );
+        return;
+      }
+      this.invoke(call);
+    }
+    for (const timer of this.engine.pendingTimers()) {
+      if (!this.isNew(timer)) this.schedule.add({ due: timer.due, rank: 1, order: timer.seq, event: { kind: "timer.fired", timerSeq: timer.seq, at: timer.due } });
+    }
+    const delivered = journal.filter((e) => e.kind === "signal").length;
+    (this.options.signals ?? []).forEach((signal, index) => {
+      if (index < delivered) return; // already in the journal: delivered from there
+      const due = this.started.at + signal.afterMs;
+      this.schedule.add({ due, rank: 2, order: index, event: { kind: "signal", name: signal.name, payload: signal.payload ?? null, at: due } });
+    });
+  }
+
+  private newFrom = Infinity;
+  private isNew(entry: JournalEntry): boolean {
+    return entry.seq >= this.newFrom;
+  }
+
+  private commit(entries: readonly JournalEntry[]): void {
+    if (entries.length === 0) return;
+    if (this.newFrom === Infinity) this.newFrom = entries[0]!.seq;
+    this.options.onCommit?.(entries);
+  }
+
+  /** Effects of committed entries: only now do calls run, timers arm and output show. */
+  private act(entries: readonly JournalEntry[]): void {
+    for (const entry of entries) {
+      switch (entry.kind) {
+        case "call": {
+          if (this.engine.outcome !== undefined) break;
+          if (!this.toolset.tools.has(entry.name)) {
+            this.commit(this.engine.fail(toolNotFound(entry.name, this.toolset)));
+            break;
+          }
+          this.invoke(entry);
+          break;
+        }
+        case "timer.set":
+          this.schedule.add({ due: entry.due, rank: 1, order: entry.seq, event: { kind: "timer.fired", timerSeq: entry.seq, at: entry.due } });
+          break;
+        case "timer.cancel":
+          this.schedule.removeTimer(entry.timerSeq);
+          break;
+        case "output":
+          this.options.onOutput?.(entry);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  private invoke(call: CallEntry): void {
+    const tool = this.toolset.tools.get(call.name)!;
+    const running = invokeTool(tool, call, {
+      runId: this.started.runId,
+      toolset: this.toolset.name,
+      maxValueBytes: 4 * 1024 * 1024,
+      backoff: async () => {}, // virtual time: retries do not wait
+    }).then((outcome) => ({ call, outcome }));
+    this.inFlight.set(call.seq, running);
+  }
+
+  /**
+   * Waits for every call in flight, then schedules their outcomes in virtual time. Waiting for all
+   * (not the first) is what makes the order independent of real tool speed.
+   */
+  private async settleCalls(): Promise<void> {
+    if (this.inFlight.size === 0 || this.engine.outcome !== undefined) return;
+    const settled = await Promise.all(this.inFlight.values());
+    this.inFlight.clear();
+    for (const { call, outcome } of settled) {
+      const due = call.at + (this.options.latency?.(call) ?? 0);
+      this.schedule.add({ due, rank: 0, order: call.seq, event: outcomeEvent(call, outcome, due) });
+    }
+  }
+
+  private result(): InProcessResult {
+    const journal = this.engine.journal;
+    const last = [...journal].reverse().find((e) => e.kind === "run.completed" || e.kind === "run.failed" || e.kind === "run.cancelled");
+    switch (last?.kind) {
+      case "run.completed":
+        return { status: "completed", journal, result: last.result };
+      case "run.failed":
+        return { status: "failed", journal, error: last.error };
+      case "run.cancelled":
+        return { status: "cancelled", journal };
+      default:
+        return { status: "waiting", journal };
+    }
+  }
+}
+
+function outcomeEvent(call: CallEntry, outcome: CallOutcome, at: number): Extract<IncomingEvent, { kind: "call.result" | "call.error" }> {
+  return outcome.ok
+    ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at }
+    : { kind: "call.error", callSeq: call.seq, error: outcome.error, at };
+}
+
+function toolNotFound(name: string, toolset: Toolset): ErrorData {
+  const known = [...toolset.tools.keys()];
+  const hint =
+    name === "fetch"
+      ? "fetch is a journaled tool call: add a `fetch` tool to the toolset to let scripts use it"
+      : known.length > 0
+        ? `it has ${known.map((k) => `"${k}"`).join(", ")}`
+        : "it has no tools";
+  return {
+    name: "RewindError",
+    code: "TOOL_NOT_FOUND",
+    message: `The script called tools.${name}(), but toolset "${toolset.name}" has no tool "${name}": ${hint}`,
+  };
+}

@@ -1,0 +1,350 @@
+import {
+  RewindError,
+  callIdOf,
+  canonicalize,
+  isEventEntry,
+  type CallEntry,
+  type CommandEntry,
+  type ErrorData,
+  type EventEntry,
+  type GuestCommand,
+  type GuestEvent,
+  type JournalEntry,
+  type RunStartedEntry,
+  type TimerSetEntry,
+} from "@rewind/core";
+import { labelCommand, labelEntry } from "./describe.js";
+import { DivergenceError } from "./divergence.js";
+
+/** The script side the engine drives: a sandbox instance, or anything that behaves like one. */
+export interface ScriptDriver {
+  start(input: RunStartedEntry["input"]): Promise<GuestCommand[]>;
+  deliver(event: GuestEvent): Promise<GuestCommand[]>;
+}
+
+/** An outside event as it arrives, before it has a seq. */
+export type IncomingEvent = DistributiveOmit<EventEntry, "seq">;
+type DistributiveOmit<T, K extends keyof never> = T extends unknown ? Omit<T, K> : never;
+
+export interface EngineOptions {
+  /** Largest value (canonical JSON bytes) a command may carry; the platform's backstop. */
+  maxValueBytes?: number;
+  /** The idempotency key of the call journaled at `seq` (forks keep their parent's). */
+  callIdFor?: (seq: number) => string;
+}
+
+export type Outcome = "completed" | "failed" | "cancelled";
+
+/**
+ * The replay engine: pure, no I/O. It turns what the script emits into journal entries, delivers
+ * outside events one at a time (the order of delivery is the journal's order), and rebuilds a run
+ * from any prefix of its journal by checking every recomputed command against the recorded one.
+ *
+ * The engine never performs an effect. A caller appends `step()`'s new entries and only then acts
+ * on them (invokes calls, arms timers, shows output): nothing leaves before it is journaled.
+ */
+export class RunEngine {
+  readonly journal: JournalEntry[];
+  private readonly started: RunStartedEntry;
+  private readonly seqOfId = new Map<number, number>();
+  private readonly idOfSeq = new Map<number, number>();
+  private readonly inFlight = new Map<number, CallEntry>();
+  private readonly timers = new Map<number, TimerSetEntry>();
+  private readonly maxValueBytes: number;
+  private readonly callIdFor: (seq: number) => string;
+  private now: number;
+  private ended: Outcome | undefined;
+
+  private constructor(
+    private readonly driver: ScriptDriver,
+    started: RunStartedEntry,
+    options: EngineOptions,
+  ) {
+    this.started = started;
+    this.journal = [started];
+    this.now = started.at;
+    this.maxValueBytes = options.maxValueBytes ?? 4 * 1024 * 1024;
+    this.callIdFor = options.callIdFor ?? ((seq) => callIdOf(started.runId, seq));
+  }
+
+  /**
+   * Rebuilds a run from a recorded journal (at least its `run.started` entry) and returns the
+   * engine with the entries the script emitted beyond the end of the journal: those continue the
+   * run live and must be appended. Throws DivergenceError at the first mismatch.
+   */
+  static async resume(
+    driver: ScriptDriver,
+    recorded: readonly JournalEntry[],
+    options: EngineOptions = {},
+  ): Promise<{ engine: RunEngine; entries: JournalEntry[] }> {
+    const started = recorded[0];
+    if (started?.kind !== "run.started") {
+      throw new RewindError("INVALID_INPUT", "A journal must begin with its run.started entry (seq 1)");
+    }
+    const engine = new RunEngine(driver, started, options);
+    const entries = await engine.replay(recorded);
+    return { engine, entries };
+  }
+
+  get runId(): string {
+    return this.started.runId;
+  }
+  get outcome(): Outcome | undefined {
+    return this.ended;
+  }
+  /** The logical time: the `at` of the last event delivered. */
+  get clock(): number {
+    return this.now;
+  }
+  /** Calls journaled whose outcome is not: after a resume, these run again with their callId. */
+  inFlightCalls(): CallEntry[] {
+    return [...this.inFlight.values()];
+  }
+  /** Timers set and neither fired nor cancelled. */
+  pendingTimers(): TimerSetEntry[] {
+    return [...this.timers.values()];
+  }
+
+  /**
+   * Delivers one outside event (live). Returns the new entries to append: the event, then the
+   * commands the script emitted in answer, in order.
+   */
+  async deliver(event: IncomingEvent): Promise<JournalEntry[]> {
+    if (this.ended !== undefined) {
+      throw new RewindError("CONFLICT", `Run ${this.runId} has ended (${this.ended}); it takes no more events`);
+    }
+    const entry = { seq: this.journal.length + 1, ...event, at: Math.max(event.at, this.now) } as EventEntry;
+    const guestEvent = this.accept(entry);
+    const commands = await this.driver.deliver(guestEvent);
+    return [entry, ...this.record(commands)];
+  }
+
+  /**
+   * Records the outcome of a call still in flight when the run ended by a platform verdict: the
+   * script is not told (it has ended), but the journal says which effects happened.
+   */
+  recordOutcome(event: Extract<IncomingEvent, { kind: "call.result" | "call.error" }>): JournalEntry[] {
+    if (this.ended === undefined) throw new RewindError("CONFLICT", "recordOutcome is for runs that have ended");
+    if (!this.inFlight.delete(event.callSeq)) return [];
+    const entry = { seq: this.journal.length + 1, ...event, at: Math.max(event.at, this.now) } as EventEntry;
+    this.journal.push(entry);
+    return [entry];
+  }
+
+  /** Ends the run with a platform verdict (an unknown tool, a call unsafe to repeat, a limit). */
+  fail(error: ErrorData): JournalEntry[] {
+    if (this.ended !== undefined) return [];
+    const entry = { seq: this.journal.length + 1, kind: "run.failed", at: this.now, error } as const;
+    this.journal.push(entry);
+    this.ended = "failed";
+    return [entry];
+  }
+
+  private async replay(recorded: readonly JournalEntry[]): Promise<JournalEntry[]> {
+    let queue = await this.driver.start(this.started.input);
+    let next = 1;
+    for (;;) {
+      // Match what the script emitted against the journal's commands, in order.
+      while (queue.length > 0 && next < recorded.length) {
+        const entry = recorded[next]!;
+        if (isPlatformVerdict(entry)) return this.adoptVerdict(entry, recorded, next);
+        if (isEventEntry(entry)) this.diverge(entry, queue[0]);
+        this.match(entry as CommandEntry, queue.shift()!);
+        next++;
+      }
+      if (next >= recorded.length) return this.record(queue); // the journal ends: continue live
+      const entry = recorded[next]!;
+      if (isPlatformVerdict(entry)) return this.adoptVerdict(entry, recorded, next);
+      switch (entry.kind) {
+        case "call.result":
+        case "call.error":
+        case "timer.fired":
+        case "signal":
+          queue = await this.driver.deliver(this.accept(entry));
+          next++;
+          continue;
+        case "run.cancelled":
+          this.journal.push(entry);
+          this.ended = "cancelled";
+          return [];
+        case "run.quarantined":
+        case "run.released":
+          this.journal.push(entry);
+          next++;
+          continue;
+        default:
+          return this.diverge(entry, undefined); // a command the script no longer emits
+      }
+    }
+  }
+
+  /** Validates an event against the run's state and returns what the guest is told. */
+  private accept(entry: EventEntry): GuestEvent {
+    const expected = this.journal.length + 1;
+    if (entry.seq !== expected) {
+      throw new RewindError("CONFLICT", `Journal of run ${this.runId} has seq ${entry.seq} where ${expected} was expected`);
+    }
+    this.now = entry.at;
+    let guest: GuestEvent;
+    switch (entry.kind) {
+      case "call.result":
+      case "call.error": {
+        if (!this.inFlight.delete(entry.callSeq)) {
+          throw new RewindError("CONFLICT", `No call at seq ${entry.callSeq} of run ${this.runId} awaits an outcome`);
+        }
+        const id = this.idOfSeq.get(entry.callSeq)!;
+        guest =
+          entry.kind === "call.result"
+            ? { type: "call.result", id, at: entry.at, result: entry.result }
+            : { type: "call.error", id, at: entry.at, error: entry.error };
+        break;
+      }
+      case "timer.fired":
+        if (!this.timers.delete(entry.timerSeq)) {
+          throw new RewindError("CONFLICT", `No timer set at seq ${entry.timerSeq} of run ${this.runId} is pending`);
+        }
+        guest = { type: "timer.fired", id: this.idOfSeq.get(entry.timerSeq)!, at: entry.at };
+        break;
+      case "signal":
+        guest = { type: "signal", name: entry.name, at: entry.at, payload: entry.payload };
+        break;
+    }
+    this.journal.push(entry);
+    return guest;
+  }
+
+  /** Checks a recomputed command against its recorded entry, then adopts the recorded entry. */
+  private match(entry: CommandEntry, command: GuestCommand): void {
+    if (!sameCommand(entry, command, this.idOfSeq)) this.diverge(entry, command);
+    this.adopt(entry, command);
+  }
+
+  /** Turns live commands into new journal entries (seq, time, callId assigned here). */
+  private record(commands: readonly GuestCommand[]): JournalEntry[] {
+    const entries: JournalEntry[] = [];
+    for (const command of commands) {
+      if (this.ended !== undefined) break;
+      const entry = this.entryFor(command, this.journal.length + 1);
+      this.adopt(entry, command);
+      entries.push(entry);
+    }
+    return entries;
+  }
+
+  private entryFor(command: GuestCommand, seq: number): CommandEntry {
+    // Keys in one order (seq, kind, at, …) so equal journals are equal byte for byte.
+    const at = this.now;
+    const site = "callsite" in command && command.callsite !== "" ? { callsite: command.callsite } : {};
+    switch (command.type) {
+      case "call": {
+        const tooLarge = this.oversize(command.args, `The arguments of tools.${command.name}()`);
+        if (tooLarge) return { seq, kind: "run.failed", at, ...site, error: tooLarge };
+        return { seq, kind: "call", at, ...site, name: command.name, args: command.args, callId: this.callIdFor(seq) };
+      }
+      case "timer.set":
+        return { seq, kind: "timer.set", at, ...site, due: command.due };
+      case "timer.cancel":
+        return { seq, kind: "timer.cancel", at, ...site, timerSeq: this.seqOfId.get(command.id) ?? 0 };
+      case "output":
+        return { seq, kind: "output", at, ...site, stream: command.stream, text: command.text };
+      case "complete": {
+        const tooLarge = this.oversize(command.result, "The run's result");
+        if (tooLarge) return { seq, kind: "run.failed", at, error: tooLarge };
+        return { seq, kind: "run.completed", at, result: command.result };
+      }
+      case "fail":
+        return { seq, kind: "run.failed", at, error: command.error };
+    }
+  }
+
+  /** Applies an entry (recorded or new) to the run's state. */
+  private adopt(entry: CommandEntry, command: GuestCommand): void {
+    this.journal.push(entry);
+    switch (entry.kind) {
+      case "call":
+        this.bind(command, entry.seq);
+        this.inFlight.set(entry.seq, entry);
+        break;
+      case "timer.set":
+        this.bind(command, entry.seq);
+        this.timers.set(entry.seq, entry);
+        break;
+      case "timer.cancel":
+        this.timers.delete(entry.timerSeq);
+        break;
+      case "run.completed":
+        this.ended = "completed";
+        break;
+      case "run.failed":
+        this.ended = "failed";
+        break;
+      case "output":
+        break;
+    }
+  }
+
+  private bind(command: GuestCommand, seq: number): void {
+    const id = (command as { id: number }).id;
+    this.seqOfId.set(id, seq);
+    this.idOfSeq.set(seq, id);
+  }
+
+  /** A recorded platform verdict ends the replay as it ended the run, whatever the script does. */
+  private adoptVerdict(entry: JournalEntry, recorded: readonly JournalEntry[], at: number): JournalEntry[] {
+    this.journal.push(entry);
+    this.ended = "failed";
+    // After a verdict only the outcomes of calls that were in flight, and bookkeeping, may follow.
+    for (const rest of recorded.slice(at + 1)) {
+      if (rest.kind === "call.result" || rest.kind === "call.error") this.inFlight.delete(rest.callSeq);
+      else if (rest.kind !== "run.quarantined" && rest.kind !== "run.released") {
+        throw new RewindError("INVALID_INPUT", `Journal of run ${this.runId} has a ${rest.kind} entry after its end at seq ${entry.seq}`);
+      }
+      this.journal.push(rest);
+    }
+    return [];
+  }
+
+  private oversize(value: unknown, what: string): ErrorData | undefined {
+    const bytes = Buffer.byteLength(canonicalize(value));
+    if (bytes <= this.maxValueBytes) return undefined;
+    return {
+      name: "RewindError",
+      code: "PAYLOAD_TOO_LARGE",
+      message: `${what} is ${bytes} bytes of JSON, over the limit of ${this.maxValueBytes} bytes: pass a smaller value`,
+    };
+  }
+
+  private diverge(entry: JournalEntry, command: GuestCommand | undefined): never {
+    const start = this.started.at;
+    const report = {
+      runId: this.runId,
+      seq: entry.seq,
+      matched: entry.seq - 1,
+      recorded: labelEntry(entry, start),
+      ...(command ? { replayed: labelCommand(command, start, (id) => this.seqOfId.get(id)) } : {}),
+    };
+    throw new DivergenceError(report);
+  }
+}
+
+function isPlatformVerdict(entry: JournalEntry): boolean {
+  return entry.kind === "run.failed" && entry.error.code !== "SCRIPT_ERROR";
+}
+
+/** Equality on replay: kind, name, canonical arguments, due time, output bytes. Never callsites. */
+function sameCommand(entry: CommandEntry, command: GuestCommand, idOfSeq: Map<number, number>): boolean {
+  switch (entry.kind) {
+    case "call":
+      return command.type === "call" && command.name === entry.name && canonicalize(command.args) === canonicalize(entry.args);
+    case "timer.set":
+      return command.type === "timer.set" && command.due === entry.due;
+    case "timer.cancel":
+      return command.type === "timer.cancel" && idOfSeq.get(entry.timerSeq) === command.id;
+    case "output":
+      return command.type === "output" && command.stream === entry.stream && command.text === entry.text;
+    case "run.completed":
+      return command.type === "complete" && canonicalize(command.result) === canonicalize(entry.result);
+    case "run.failed":
+      return command.type === "fail" && command.error.name === entry.error.name && command.error.message === entry.error.message;
+  }
+}
