@@ -10,6 +10,7 @@ export default defineConfig({
     include: ["libs/**/*.test.ts", "services/**/*.test.ts", "load-tests/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     testTimeout: 30_000,
+    reporters: ["default", "./scripts/summary-reporter.ts"],
     // isolated-vm is a native addon: forks keep each test file in its own process.
     pool: "forks",
   },

@@ -14,7 +14,10 @@ export async function loadToolsets(file: string): Promise<Toolset[]> {
   const absolute = path.resolve(file);
   let module: Record<string, unknown>;
   if (/\.(c|m)?tsx?$/.test(absolute)) {
-    const compiled = path.join(path.dirname(absolute), `.${path.basename(absolute)}.${process.pid}.rewind.mjs`);
+    const compiled = path.join(
+      path.dirname(absolute),
+      `.${path.basename(absolute)}.${process.pid}.rewind.mjs`,
+    );
     try {
       await esbuild.build({
         entryPoints: [absolute],
@@ -27,7 +30,10 @@ export async function loadToolsets(file: string): Promise<Toolset[]> {
       });
       module = (await import(pathToFileURL(compiled).href)) as Record<string, unknown>;
     } catch (error) {
-      throw new RewindError("INVALID_INPUT", `Could not load the toolset module ${file}: ${(error as Error).message}`);
+      throw new RewindError(
+        "INVALID_INPUT",
+        `Could not load the toolset module ${file}: ${(error as Error).message}`,
+      );
     } finally {
       await rm(compiled, { force: true });
     }

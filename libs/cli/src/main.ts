@@ -29,6 +29,8 @@ program.parseAsync().catch((error: unknown) => {
     process.exitCode = 1;
     return;
   }
-  process.stderr.write(`rewind: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `rewind: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exitCode = 1;
 });

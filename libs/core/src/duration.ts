@@ -23,7 +23,9 @@ export function parseDuration(duration: Duration, what = "duration"): number {
     return Math.floor(duration);
   }
   if (typeof duration !== "string" || duration.length === 0) {
-    throw new TypeError(`${what} must be milliseconds or a string like "30s" or "10d", got ${typeof duration}`);
+    throw new TypeError(
+      `${what} must be milliseconds or a string like "30s" or "10d", got ${typeof duration}`,
+    );
   }
   let total = 0;
   PART.lastIndex = 0;

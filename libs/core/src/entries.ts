@@ -55,7 +55,8 @@ export interface RunReleasedEntry extends EntryBase {
   by: string;
   epoch?: number;
 }
-export type PlatformEntry = RunStartedEntry | RunCancelledEntry | RunQuarantinedEntry | RunReleasedEntry;
+export type PlatformEntry =
+  RunStartedEntry | RunCancelledEntry | RunQuarantinedEntry | RunReleasedEntry;
 
 // ---- commands (emitted by the script)
 
@@ -93,12 +94,7 @@ export interface RunFailedEntry extends EntryBase {
   error: ErrorData;
 }
 export type CommandEntry =
-  | CallEntry
-  | TimerSetEntry
-  | TimerCancelEntry
-  | OutputEntry
-  | RunCompletedEntry
-  | RunFailedEntry;
+  CallEntry | TimerSetEntry | TimerCancelEntry | OutputEntry | RunCompletedEntry | RunFailedEntry;
 
 // ---- events (from outside)
 
@@ -148,5 +144,7 @@ export function isEventEntry(entry: JournalEntry): entry is EventEntry {
 }
 /** Entries that end a run: nothing follows them but platform bookkeeping. */
 export function isTerminalEntry(entry: JournalEntry): boolean {
-  return entry.kind === "run.completed" || entry.kind === "run.failed" || entry.kind === "run.cancelled";
+  return (
+    entry.kind === "run.completed" || entry.kind === "run.failed" || entry.kind === "run.cancelled"
+  );
 }

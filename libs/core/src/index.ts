@@ -3,13 +3,7 @@ export { canonicalize, canonicalJson, parseJson } from "./canonical-json.js";
 export { valueRef, valueRefOfCanonical, utf8Length, type ValueRef } from "./values.js";
 export { parseDuration, type Duration } from "./duration.js";
 export { newRunId, newSeed, isSeed, callIdOf } from "./ids.js";
-export {
-  ERROR_TABLE,
-  RewindError,
-  isErrorCode,
-  toErrorData,
-  type ErrorCode,
-} from "./errors.js";
+export { ERROR_TABLE, RewindError, isErrorCode, toErrorData, type ErrorCode } from "./errors.js";
 export {
   isCommandEntry,
   isEventEntry,

@@ -23,8 +23,10 @@ function render(value: unknown, depth: number): string {
       return "undefined";
     case "object":
       break;
+    case "bigint":
+      return `${value}n`;
     default:
-      return String(value);
+      return typeof value; // a function or symbol: not data
   }
   if (Array.isArray(value)) {
     if (value.length > 16 && value.every(isByte)) return `<${value.length} bytes>`;
@@ -35,13 +37,20 @@ function render(value: unknown, depth: number): string {
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
-  if (keys.length > 0 && keys.every((key, i) => key === String(i)) && keys.every((k) => isByte(record[k]))) {
+  if (
+    keys.length > 0 &&
+    keys.every((key, i) => key === String(i)) &&
+    keys.every((k) => isByte(record[k]))
+  ) {
     return `<${keys.length} bytes>`;
   }
   if (depth > 2) return "{…}";
   const items = keys
     .slice(0, MAX_ITEMS)
-    .map((key) => `${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}: ${render(record[key], depth + 1)}`);
+    .map(
+      (key) =>
+        `${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}: ${render(record[key], depth + 1)}`,
+    );
   if (keys.length > MAX_ITEMS) items.push(`…${keys.length - MAX_ITEMS} more`);
   return items.length === 0 ? "{}" : `{ ${items.join(", ")} }`;
 }

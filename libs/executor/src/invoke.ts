@@ -1,4 +1,11 @@
-import { RewindError, canonicalize, toErrorData, type CallEntry, type ErrorData, type Json } from "@rewind/core";
+import {
+  RewindError,
+  canonicalize,
+  toErrorData,
+  type CallEntry,
+  type ErrorData,
+  type Json,
+} from "@rewind/core";
 import type { Tool } from "@rewind/sdk";
 
 export type CallOutcome = { ok: true; result: Json } | { ok: false; error: ErrorData };
@@ -17,7 +24,11 @@ export interface InvokeOptions {
  * returns is normalised to JSON (and size-checked) so the journal holds exactly what the script
  * will see; whatever it throws becomes error data, never a host stack.
  */
-export async function invokeTool(tool: Tool, call: CallEntry, options: InvokeOptions): Promise<CallOutcome> {
+export async function invokeTool(
+  tool: Tool,
+  call: CallEntry,
+  options: InvokeOptions,
+): Promise<CallOutcome> {
   let last: ErrorData = { name: "Error", message: "not attempted" };
   for (let attempt = 1; attempt <= tool.retries + 1; attempt++) {
     if (attempt > 1) await options.backoff(200 * 2 ** (attempt - 2));
@@ -45,9 +56,14 @@ export async function invokeTool(tool: Tool, call: CallEntry, options: InvokeOpt
 function normalise(value: unknown, tool: Tool, maxValueBytes: number): Json {
   let canonical: string;
   try {
-    canonical = canonicalize(value === undefined ? null : JSON.parse(JSON.stringify(value) ?? "null"));
+    canonical = canonicalize(
+      value === undefined ? null : JSON.parse(JSON.stringify(value) ?? "null"),
+    );
   } catch (error) {
-    throw new RewindError("TOOL_ERROR", `Tool ${tool.name} returned a value JSON cannot represent: ${(error as Error).message}`);
+    throw new RewindError(
+      "TOOL_ERROR",
+      `Tool ${tool.name} returned a value JSON cannot represent: ${(error as Error).message}`,
+    );
   }
   const bytes = Buffer.byteLength(canonical);
   if (bytes > maxValueBytes) {
@@ -65,7 +81,12 @@ function withTimeout<T>(work: Promise<T>, tool: Tool, controller: AbortControlle
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new RewindError("TOOL_TIMEOUT", `Tool ${tool.name} did not answer within ${tool.timeoutMs} ms`));
+      reject(
+        new RewindError(
+          "TOOL_TIMEOUT",
+          `Tool ${tool.name} did not answer within ${tool.timeoutMs} ms`,
+        ),
+      );
     }, tool.timeoutMs);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));

@@ -10,7 +10,12 @@ import {
   type OutputEntry,
   type RunStartedEntry,
 } from "@rewind/core";
-import { DivergenceError, RunEngine, type DivergenceReport, type IncomingEvent } from "@rewind/journal";
+import {
+  DivergenceError,
+  RunEngine,
+  type DivergenceReport,
+  type IncomingEvent,
+} from "@rewind/journal";
 import type { CompiledScript, Sandbox } from "@rewind/sandbox";
 import { EMPTY_TOOLSET, type Toolset } from "@rewind/sdk";
 import { invokeTool, type CallOutcome } from "./invoke.js";
@@ -65,9 +70,15 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
   const toolset = options.toolset ?? EMPTY_TOOLSET;
   const started = options.resume?.[0] ?? startedEntry(options, toolset);
   if (started.kind !== "run.started") {
-    throw new RewindError("INVALID_INPUT", "A journal to resume must begin with its run.started entry");
+    throw new RewindError(
+      "INVALID_INPUT",
+      "A journal to resume must begin with its run.started entry",
+    );
   }
-  const instance = await options.sandbox.instantiate(options.script, { seed: started.seed, startAt: started.at });
+  const instance = await options.sandbox.instantiate(options.script, {
+    seed: started.seed,
+    startAt: started.at,
+  });
   try {
     return await new MockRun(options, toolset, started).run(instance);
   } finally {
@@ -80,7 +91,9 @@ function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEn
   const input = options.input ?? null;
   const at = options.startAt ?? DEFAULT_START;
   // In mock mode the run id follows from what defines the run, so a repeat gives the same journal.
-  const digest = createHash("sha256").update(`${options.script.hash}\n${seed}\n${at}\n${canonicalize(input)}`).digest("hex");
+  const digest = createHash("sha256")
+    .update(`${options.script.hash}\n${seed}\n${at}\n${canonicalize(input)}`)
+    .digest("hex");
   return {
     seq: 1,
     kind: "run.started",
@@ -161,13 +174,24 @@ class MockRun {
       this.invoke(call);
     }
     for (const timer of this.engine.pendingTimers()) {
-      if (!this.isNew(timer)) this.schedule.add({ due: timer.due, rank: 1, order: timer.seq, event: { kind: "timer.fired", timerSeq: timer.seq, at: timer.due } });
+      if (!this.isNew(timer))
+        this.schedule.add({
+          due: timer.due,
+          rank: 1,
+          order: timer.seq,
+          event: { kind: "timer.fired", timerSeq: timer.seq, at: timer.due },
+        });
     }
     const delivered = journal.filter((e) => e.kind === "signal").length;
     (this.options.signals ?? []).forEach((signal, index) => {
       if (index < delivered) return; // already in the journal: delivered from there
       const due = this.started.at + signal.afterMs;
-      this.schedule.add({ due, rank: 2, order: index, event: { kind: "signal", name: signal.name, payload: signal.payload ?? null, at: due } });
+      this.schedule.add({
+        due,
+        rank: 2,
+        order: index,
+        event: { kind: "signal", name: signal.name, payload: signal.payload ?? null, at: due },
+      });
     });
   }
 
@@ -196,7 +220,12 @@ class MockRun {
           break;
         }
         case "timer.set":
-          this.schedule.add({ due: entry.due, rank: 1, order: entry.seq, event: { kind: "timer.fired", timerSeq: entry.seq, at: entry.due } });
+          this.schedule.add({
+            due: entry.due,
+            rank: 1,
+            order: entry.seq,
+            event: { kind: "timer.fired", timerSeq: entry.seq, at: entry.due },
+          });
           break;
         case "timer.cancel":
           this.schedule.removeTimer(entry.timerSeq);
@@ -237,7 +266,11 @@ class MockRun {
 
   private result(): InProcessResult {
     const journal = this.engine.journal;
-    const last = [...journal].reverse().find((e) => e.kind === "run.completed" || e.kind === "run.failed" || e.kind === "run.cancelled");
+    const last = [...journal]
+      .reverse()
+      .find(
+        (e) => e.kind === "run.completed" || e.kind === "run.failed" || e.kind === "run.cancelled",
+      );
     switch (last?.kind) {
       case "run.completed":
         return { status: "completed", journal, result: last.result };
@@ -251,7 +284,11 @@ class MockRun {
   }
 }
 
-function outcomeEvent(call: CallEntry, outcome: CallOutcome, at: number): Extract<IncomingEvent, { kind: "call.result" | "call.error" }> {
+function outcomeEvent(
+  call: CallEntry,
+  outcome: CallOutcome,
+  at: number,
+): Extract<IncomingEvent, { kind: "call.result" | "call.error" }> {
   return outcome.ok
     ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at }
     : { kind: "call.error", callSeq: call.seq, error: outcome.error, at };

@@ -21,14 +21,17 @@ export class VirtualSchedule {
   }
 
   removeTimer(timerSeq: number): void {
-    this.items = this.items.filter((item) => !(item.event.kind === "timer.fired" && item.event.timerSeq === timerSeq));
+    this.items = this.items.filter(
+      (item) => !(item.event.kind === "timer.fired" && item.event.timerSeq === timerSeq),
+    );
   }
 
   /** The next event, with its time moved to its due time. */
   next(): IncomingEvent | undefined {
     if (this.items.length === 0) return undefined;
     let best = 0;
-    for (let i = 1; i < this.items.length; i++) if (before(this.items[i]!, this.items[best]!)) best = i;
+    for (let i = 1; i < this.items.length; i++)
+      if (before(this.items[i]!, this.items[best]!)) best = i;
     const [item] = this.items.splice(best, 1);
     return { ...item!.event, at: item!.due };
   }

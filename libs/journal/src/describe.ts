@@ -10,7 +10,9 @@ export interface EntryLabel {
 /** "call charge({ orderId: "A1" })", "output stdout "hello\n"", "timer.set due +10d" … */
 export function labelEntry(entry: JournalEntry, start: number): EntryLabel {
   const at = (label: string): EntryLabel =>
-    entry.callsite ? { kind: entry.kind, label, callsite: entry.callsite } : { kind: entry.kind, label };
+    entry.callsite
+      ? { kind: entry.kind, label, callsite: entry.callsite }
+      : { kind: entry.kind, label };
   switch (entry.kind) {
     case "call":
       return at(`call ${entry.name}(${shortForm(entry.args)})`);
@@ -37,12 +39,24 @@ export function labelEntry(entry: JournalEntry, start: number): EntryLabel {
   }
 }
 
-export function labelCommand(command: GuestCommand, start: number, seqOfId: (id: number) => number | undefined): EntryLabel {
+export function labelCommand(
+  command: GuestCommand,
+  start: number,
+  seqOfId: (id: number) => number | undefined,
+): EntryLabel {
   switch (command.type) {
     case "call":
-      return { kind: "call", label: `call ${command.name}(${shortForm(command.args)})`, callsite: command.callsite };
+      return {
+        kind: "call",
+        label: `call ${command.name}(${shortForm(command.args)})`,
+        callsite: command.callsite,
+      };
     case "timer.set":
-      return { kind: "timer.set", label: `timer.set due ${relative(command.due - start)}`, callsite: command.callsite };
+      return {
+        kind: "timer.set",
+        label: `timer.set due ${relative(command.due - start)}`,
+        callsite: command.callsite,
+      };
     case "timer.cancel":
       return {
         kind: "timer.cancel",
@@ -50,11 +64,18 @@ export function labelCommand(command: GuestCommand, start: number, seqOfId: (id:
         callsite: command.callsite,
       };
     case "output":
-      return { kind: "output", label: `output ${command.stream} ${shortForm(command.text)}`, callsite: command.callsite };
+      return {
+        kind: "output",
+        label: `output ${command.stream} ${shortForm(command.text)}`,
+        callsite: command.callsite,
+      };
     case "complete":
       return { kind: "run.completed", label: `run.completed with ${shortForm(command.result)}` };
     case "fail":
-      return { kind: "run.failed", label: `run.failed: ${command.error.name}: ${command.error.message}` };
+      return {
+        kind: "run.failed",
+        label: `run.failed: ${command.error.name}: ${command.error.message}`,
+      };
   }
 }
 

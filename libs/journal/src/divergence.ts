@@ -23,7 +23,8 @@ export class DivergenceError extends RewindError {
 }
 
 export function formatDivergence(report: DivergenceReport): string {
-  const side = (label: EntryLabel) => `${label.label}${label.callsite ? `   at ${label.callsite}` : ""}`;
+  const side = (label: EntryLabel) =>
+    `${label.label}${label.callsite ? `   at ${label.callsite}` : ""}`;
   const replayed = report.replayed
     ? `but the script now emits\n    ${side(report.replayed)}`
     : "but the script emitted nothing more before that point";

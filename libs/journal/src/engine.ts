@@ -79,7 +79,10 @@ export class RunEngine {
   ): Promise<{ engine: RunEngine; entries: JournalEntry[] }> {
     const started = recorded[0];
     if (started?.kind !== "run.started") {
-      throw new RewindError("INVALID_INPUT", "A journal must begin with its run.started entry (seq 1)");
+      throw new RewindError(
+        "INVALID_INPUT",
+        "A journal must begin with its run.started entry (seq 1)",
+      );
     }
     const engine = new RunEngine(driver, started, options);
     const entries = await engine.replay(recorded);
@@ -111,9 +114,12 @@ export class RunEngine {
    */
   async deliver(event: IncomingEvent): Promise<JournalEntry[]> {
     if (this.ended !== undefined) {
-      throw new RewindError("CONFLICT", `Run ${this.runId} has ended (${this.ended}); it takes no more events`);
+      throw new RewindError(
+        "CONFLICT",
+        `Run ${this.runId} has ended (${this.ended}); it takes no more events`,
+      );
     }
-    const entry = { seq: this.journal.length + 1, ...event, at: Math.max(event.at, this.now) } as EventEntry;
+    const entry = { seq: this.journal.length + 1, ...event, at: Math.max(event.at, this.now) };
     const guestEvent = this.accept(entry);
     const commands = await this.driver.deliver(guestEvent);
     return [entry, ...this.record(commands)];
@@ -123,10 +129,17 @@ export class RunEngine {
    * Records the outcome of a call still in flight when the run ended by a platform verdict: the
    * script is not told (it has ended), but the journal says which effects happened.
    */
-  recordOutcome(event: Extract<IncomingEvent, { kind: "call.result" | "call.error" }>): JournalEntry[] {
-    if (this.ended === undefined) throw new RewindError("CONFLICT", "recordOutcome is for runs that have ended");
+  recordOutcome(
+    event: Extract<IncomingEvent, { kind: "call.result" | "call.error" }>,
+  ): JournalEntry[] {
+    if (this.ended === undefined)
+      throw new RewindError("CONFLICT", "recordOutcome is for runs that have ended");
     if (!this.inFlight.delete(event.callSeq)) return [];
-    const entry = { seq: this.journal.length + 1, ...event, at: Math.max(event.at, this.now) } as EventEntry;
+    const entry = {
+      seq: this.journal.length + 1,
+      ...event,
+      at: Math.max(event.at, this.now),
+    } as EventEntry;
     this.journal.push(entry);
     return [entry];
   }
@@ -134,7 +147,12 @@ export class RunEngine {
   /** Ends the run with a platform verdict (an unknown tool, a call unsafe to repeat, a limit). */
   fail(error: ErrorData): JournalEntry[] {
     if (this.ended !== undefined) return [];
-    const entry = { seq: this.journal.length + 1, kind: "run.failed", at: this.now, error } as const;
+    const entry = {
+      seq: this.journal.length + 1,
+      kind: "run.failed",
+      at: this.now,
+      error,
+    } as const;
     this.journal.push(entry);
     this.ended = "failed";
     return [entry];
@@ -182,7 +200,10 @@ export class RunEngine {
   private accept(entry: EventEntry): GuestEvent {
     const expected = this.journal.length + 1;
     if (entry.seq !== expected) {
-      throw new RewindError("CONFLICT", `Journal of run ${this.runId} has seq ${entry.seq} where ${expected} was expected`);
+      throw new RewindError(
+        "CONFLICT",
+        `Journal of run ${this.runId} has seq ${entry.seq} where ${expected} was expected`,
+      );
     }
     this.now = entry.at;
     let guest: GuestEvent;
@@ -190,7 +211,10 @@ export class RunEngine {
       case "call.result":
       case "call.error": {
         if (!this.inFlight.delete(entry.callSeq)) {
-          throw new RewindError("CONFLICT", `No call at seq ${entry.callSeq} of run ${this.runId} awaits an outcome`);
+          throw new RewindError(
+            "CONFLICT",
+            `No call at seq ${entry.callSeq} of run ${this.runId} awaits an outcome`,
+          );
         }
         const id = this.idOfSeq.get(entry.callSeq)!;
         guest =
@@ -201,7 +225,10 @@ export class RunEngine {
       }
       case "timer.fired":
         if (!this.timers.delete(entry.timerSeq)) {
-          throw new RewindError("CONFLICT", `No timer set at seq ${entry.timerSeq} of run ${this.runId} is pending`);
+          throw new RewindError(
+            "CONFLICT",
+            `No timer set at seq ${entry.timerSeq} of run ${this.runId} is pending`,
+          );
         }
         guest = { type: "timer.fired", id: this.idOfSeq.get(entry.timerSeq)!, at: entry.at };
         break;
@@ -234,17 +261,32 @@ export class RunEngine {
   private entryFor(command: GuestCommand, seq: number): CommandEntry {
     // Keys in one order (seq, kind, at, …) so equal journals are equal byte for byte.
     const at = this.now;
-    const site = "callsite" in command && command.callsite !== "" ? { callsite: command.callsite } : {};
+    const site =
+      "callsite" in command && command.callsite !== "" ? { callsite: command.callsite } : {};
     switch (command.type) {
       case "call": {
         const tooLarge = this.oversize(command.args, `The arguments of tools.${command.name}()`);
         if (tooLarge) return { seq, kind: "run.failed", at, ...site, error: tooLarge };
-        return { seq, kind: "call", at, ...site, name: command.name, args: command.args, callId: this.callIdFor(seq) };
+        return {
+          seq,
+          kind: "call",
+          at,
+          ...site,
+          name: command.name,
+          args: command.args,
+          callId: this.callIdFor(seq),
+        };
       }
       case "timer.set":
         return { seq, kind: "timer.set", at, ...site, due: command.due };
       case "timer.cancel":
-        return { seq, kind: "timer.cancel", at, ...site, timerSeq: this.seqOfId.get(command.id) ?? 0 };
+        return {
+          seq,
+          kind: "timer.cancel",
+          at,
+          ...site,
+          timerSeq: this.seqOfId.get(command.id) ?? 0,
+        };
       case "output":
         return { seq, kind: "output", at, ...site, stream: command.stream, text: command.text };
       case "complete": {
@@ -290,14 +332,22 @@ export class RunEngine {
   }
 
   /** A recorded platform verdict ends the replay as it ended the run, whatever the script does. */
-  private adoptVerdict(entry: JournalEntry, recorded: readonly JournalEntry[], at: number): JournalEntry[] {
+  private adoptVerdict(
+    entry: JournalEntry,
+    recorded: readonly JournalEntry[],
+    at: number,
+  ): JournalEntry[] {
     this.journal.push(entry);
     this.ended = "failed";
     // After a verdict only the outcomes of calls that were in flight, and bookkeeping, may follow.
     for (const rest of recorded.slice(at + 1)) {
-      if (rest.kind === "call.result" || rest.kind === "call.error") this.inFlight.delete(rest.callSeq);
+      if (rest.kind === "call.result" || rest.kind === "call.error")
+        this.inFlight.delete(rest.callSeq);
       else if (rest.kind !== "run.quarantined" && rest.kind !== "run.released") {
-        throw new RewindError("INVALID_INPUT", `Journal of run ${this.runId} has a ${rest.kind} entry after its end at seq ${entry.seq}`);
+        throw new RewindError(
+          "INVALID_INPUT",
+          `Journal of run ${this.runId} has a ${rest.kind} entry after its end at seq ${entry.seq}`,
+        );
       }
       this.journal.push(rest);
     }
@@ -332,19 +382,35 @@ function isPlatformVerdict(entry: JournalEntry): boolean {
 }
 
 /** Equality on replay: kind, name, canonical arguments, due time, output bytes. Never callsites. */
-function sameCommand(entry: CommandEntry, command: GuestCommand, idOfSeq: Map<number, number>): boolean {
+function sameCommand(
+  entry: CommandEntry,
+  command: GuestCommand,
+  idOfSeq: Map<number, number>,
+): boolean {
   switch (entry.kind) {
     case "call":
-      return command.type === "call" && command.name === entry.name && canonicalize(command.args) === canonicalize(entry.args);
+      return (
+        command.type === "call" &&
+        command.name === entry.name &&
+        canonicalize(command.args) === canonicalize(entry.args)
+      );
     case "timer.set":
       return command.type === "timer.set" && command.due === entry.due;
     case "timer.cancel":
       return command.type === "timer.cancel" && idOfSeq.get(entry.timerSeq) === command.id;
     case "output":
-      return command.type === "output" && command.stream === entry.stream && command.text === entry.text;
+      return (
+        command.type === "output" && command.stream === entry.stream && command.text === entry.text
+      );
     case "run.completed":
-      return command.type === "complete" && canonicalize(command.result) === canonicalize(entry.result);
+      return (
+        command.type === "complete" && canonicalize(command.result) === canonicalize(entry.result)
+      );
     case "run.failed":
-      return command.type === "fail" && command.error.name === entry.error.name && command.error.message === entry.error.message;
+      return (
+        command.type === "fail" &&
+        command.error.name === entry.error.name &&
+        command.error.message === entry.error.message
+      );
   }
 }

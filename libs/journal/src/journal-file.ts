@@ -39,19 +39,24 @@ export function parseJournalFile(text: string, source = "journal file"): Journal
     } catch (error) {
       throw invalid(`${where} is not JSON (${(error as Error).message})`);
     }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) throw invalid(`${where} is not an entry object`);
+    if (value === null || typeof value !== "object" || Array.isArray(value))
+      throw invalid(`${where} is not an entry object`);
     const entry = value as Record<string, unknown>;
     const kind = entry.kind as EntryKind;
     const required = REQUIRED[kind];
-    if (required === undefined) throw invalid(`${where} has unknown kind ${JSON.stringify(entry.kind)}`);
+    if (required === undefined)
+      throw invalid(`${where} has unknown kind ${JSON.stringify(entry.kind)}`);
     if (entry.seq !== entries.length + 1) {
-      throw invalid(`${where} has seq ${String(entry.seq)} where ${entries.length + 1} was expected (no gaps)`);
+      throw invalid(
+        `${where} has seq ${String(entry.seq)} where ${entries.length + 1} was expected (no gaps)`,
+      );
     }
     if (typeof entry.at !== "number") throw invalid(`${where} (${kind}) has no numeric "at"`);
     for (const field of required) {
       if (!(field in entry)) throw invalid(`${where} (${kind}) lacks the field "${field}"`);
     }
-    if (entries.length === 0 && kind !== "run.started") throw invalid(`${where} must be the run.started entry`);
+    if (entries.length === 0 && kind !== "run.started")
+      throw invalid(`${where} must be the run.started entry`);
     entries.push(entry as unknown as JournalEntry);
   }
   if (entries.length === 0) throw invalid(`${source} holds no entries`);
@@ -59,5 +64,8 @@ export function parseJournalFile(text: string, source = "journal file"): Journal
 }
 
 function invalid(message: string): RewindError {
-  return new RewindError("INVALID_INPUT", `${message}: a journal file is JSON Lines written by rewind exec --journal`);
+  return new RewindError(
+    "INVALID_INPUT",
+    `${message}: a journal file is JSON Lines written by rewind exec --journal`,
+  );
 }

@@ -29,18 +29,26 @@ export function parseCommands(
   const raw: unknown = JSON.parse(batchJson);
   if (!Array.isArray(raw)) throw new TypeError("the command batch is not an array");
   return raw.map((item: unknown): GuestCommand => {
-    if (item === null || typeof item !== "object") throw new TypeError("a command is not an object");
+    if (item === null || typeof item !== "object")
+      throw new TypeError("a command is not an object");
     const c = item as Record<string, unknown>;
     const site = () => mapCallsite(str(c.site, "site"));
     switch (c.t) {
       case "call":
-        return { type: "call", id: int(c.id), name: str(c.name, "name"), args: (c.args ?? null) as Json, callsite: site() };
+        return {
+          type: "call",
+          id: int(c.id),
+          name: str(c.name, "name"),
+          args: (c.args ?? null) as Json,
+          callsite: site(),
+        };
       case "timer":
         return { type: "timer.set", id: int(c.id), due: num(c.due), callsite: site() };
       case "cancel":
         return { type: "timer.cancel", id: int(c.id), callsite: site() };
       case "out": {
-        if (c.stream !== "stdout" && c.stream !== "stderr") throw new TypeError("bad output stream");
+        if (c.stream !== "stdout" && c.stream !== "stderr")
+          throw new TypeError("bad output stream");
         return { type: "output", stream: c.stream, text: str(c.text, "text"), callsite: site() };
       }
       case "done": {
@@ -63,7 +71,8 @@ export function parseCommands(
 }
 
 function int(value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) throw new TypeError("bad id");
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0)
+    throw new TypeError("bad id");
   return value;
 }
 function num(value: unknown): number {

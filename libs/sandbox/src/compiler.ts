@@ -15,7 +15,8 @@ export interface CompiledScript {
   entry: string;
 }
 
-export type ScriptSource = { file: string } | { source: string; filename: string; resolveDir?: string };
+export type ScriptSource =
+  { file: string } | { source: string; filename: string; resolveDir?: string };
 
 const REWIND_MODULE = `const m = globalThis.__rewind_module;
 export const tools = m.tools, sleep = m.sleep, waitForSignal = m.waitForSignal;
@@ -30,8 +31,11 @@ export default m;`;
 export async function compileScript(input: ScriptSource): Promise<CompiledScript> {
   const entryFile = "file" in input ? path.resolve(input.file) : undefined;
   const resolveDir =
-    entryFile !== undefined ? path.dirname(entryFile) : (input as { resolveDir?: string }).resolveDir ?? process.cwd();
-  const entry = entryFile !== undefined ? path.basename(entryFile) : (input as { filename: string }).filename;
+    entryFile !== undefined
+      ? path.dirname(entryFile)
+      : ((input as { resolveDir?: string }).resolveDir ?? process.cwd());
+  const entry =
+    entryFile !== undefined ? path.basename(entryFile) : (input as { filename: string }).filename;
   const loader = /\.(c|m)?tsx?$/.test(entry) ? "ts" : "js";
   const mainImport = entryFile ?? "rewind:entry";
 
@@ -58,10 +62,19 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
         {
           name: "rewind",
           setup(build: esbuild.PluginBuild) {
-            build.onResolve({ filter: /^rewind$/ }, () => ({ path: "rewind", namespace: "rewind" }));
-            build.onLoad({ filter: /.*/, namespace: "rewind" }, () => ({ contents: REWIND_MODULE, loader: "js" }));
+            build.onResolve({ filter: /^rewind$/ }, () => ({
+              path: "rewind",
+              namespace: "rewind",
+            }));
+            build.onLoad({ filter: /.*/, namespace: "rewind" }, () => ({
+              contents: REWIND_MODULE,
+              loader: "js",
+            }));
             if (entryFile === undefined) {
-              build.onResolve({ filter: /^rewind:entry$/ }, () => ({ path: entry, namespace: "rewind-entry" }));
+              build.onResolve({ filter: /^rewind:entry$/ }, () => ({
+                path: entry,
+                namespace: "rewind-entry",
+              }));
               build.onLoad({ filter: /.*/, namespace: "rewind-entry" }, () => ({
                 contents: (input as { source: string }).source,
                 loader,
@@ -75,7 +88,8 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
   } catch (error) {
     const failure = error as esbuild.BuildFailure;
     const messages = (failure.errors ?? []).map(
-      (m) => `${m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : ""}${m.text}`,
+      (m) =>
+        `${m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : ""}${m.text}`,
     );
     throw new RewindError(
       "COMPILE_ERROR",

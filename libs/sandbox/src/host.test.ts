@@ -19,7 +19,9 @@ export default async function main(input: { n: number }) {
   return { a };
 }`);
     const first = await run.start({ n: 41 });
-    expect(first).toEqual([{ type: "call", id: 1, name: "add", args: { x: 41, y: 1 }, callsite: "test.ts:3:25" }]);
+    expect(first).toEqual([
+      { type: "call", id: 1, name: "add", args: { x: 41, y: 1 }, callsite: "test.ts:3:25" },
+    ]);
     const second = await run.deliver({ type: "call.result", id: 1, at: 5, result: 42 });
     expect(second).toEqual([{ type: "complete", result: { a: 42 } }]);
     run.dispose();
@@ -36,20 +38,34 @@ export default async function main(input: { n: number }) {
     const b = await (await instance(source)).start(null);
     expect(a).toEqual(b);
     const result = (a[0] as { result: unknown[] }).result;
-    expect(result.slice(0, 6)).toEqual([Date.UTC(2025, 0, 1), "2025-01-01T00:00:00.000Z", 0, true, 1577836800000, true]);
-    expect(result[7]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(result.slice(0, 6)).toEqual([
+      Date.UTC(2025, 0, 1),
+      "2025-01-01T00:00:00.000Z",
+      0,
+      true,
+      1577836800000,
+      true,
+    ]);
+    expect(result[7]).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(result[9]).toBe("string");
   });
 
   it("fails a runaway loop with CPU_LIMIT and keeps the host serving", async () => {
     const slow = new Sandbox({ cpuLimitMs: 200, mode: "async" });
-    const script = await compileScript({ source: "export default async () => { while (true) {} }", filename: "loop.ts" });
+    const script = await compileScript({
+      source: "export default async () => { while (true) {} }",
+      filename: "loop.ts",
+    });
     const run = await slow.instantiate(script, { seed: SEED, startAt: 0 });
     let ticks = 0;
     const interval = setInterval(() => ticks++, 10);
     const commands = await run.start(null);
     clearInterval(interval);
-    expect(commands).toEqual([{ type: "fail", error: expect.objectContaining({ code: "CPU_LIMIT" }) }]);
+    expect(commands).toEqual([
+      { type: "fail", error: expect.objectContaining({ code: "CPU_LIMIT" }) },
+    ]);
     expect(ticks).toBeGreaterThan(5);
     slow.dispose();
   });
@@ -61,7 +77,10 @@ export default async function main() {
   throw new Error("boom " + t.a);
 }`);
     const [done] = await run.start(null);
-    expect(done).toMatchObject({ type: "fail", error: { name: "Error", message: "boom 1", code: "SCRIPT_ERROR" } });
+    expect(done).toMatchObject({
+      type: "fail",
+      error: { name: "Error", message: "boom 1", code: "SCRIPT_ERROR" },
+    });
     expect((done as { error: { stack: string } }).error.stack).toContain("test.ts:4:9");
   });
 });

@@ -5,7 +5,13 @@
  * runtime's `deliver` and `collect` and exchanges only strings.
  */
 import ivm from "isolated-vm";
-import { RewindError, type ErrorData, type GuestCommand, type GuestEvent, type Json } from "@rewind/core";
+import {
+  RewindError,
+  type ErrorData,
+  type GuestCommand,
+  type GuestEvent,
+  type Json,
+} from "@rewind/core";
 import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
@@ -49,7 +55,9 @@ class IsolateSlot {
 
   constructor(memoryLimitMb: number) {
     this.isolate = new ivm.Isolate({ memoryLimit: memoryLimitMb });
-    this.runtime = this.isolate.compileScriptSync(guestBundle().code, { filename: "rewind-runtime.js" });
+    this.runtime = this.isolate.compileScriptSync(guestBundle().code, {
+      filename: "rewind-runtime.js",
+    });
   }
 
   script(compiled: CompiledScript): ivm.Script {
@@ -73,7 +81,10 @@ export class Sandbox {
   }
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
-  async instantiate(script: CompiledScript, run: { seed: string; startAt: number }): Promise<ScriptInstance> {
+  async instantiate(
+    script: CompiledScript,
+    run: { seed: string; startAt: number },
+  ): Promise<ScriptInstance> {
     const slot = this.admit();
     const context = slot.isolate.createContextSync();
     const instance = new ScriptInstance(this, slot, context, this.mapper(script), script.entry);
@@ -81,12 +92,17 @@ export class Sandbox {
     try {
       const timeout = this.options.cpuLimitMs;
       slot.runtime.runSync(context, { timeout });
-      const host = context.global.getSync("__rewind_host", { reference: true }) as ivm.Reference;
+      const host = context.global.getSync("__rewind_host", { reference: true });
       context.global.deleteSync("__rewind_host"); // before the script runs: it must never see these
-      const fn = (name: string) => host.getSync(name, { reference: true }) as ivm.Reference<(arg?: string) => string>;
+      const fn = (name: string) =>
+        host.getSync(name, { reference: true }) as ivm.Reference<(arg?: string) => string>;
       instance.bind(fn("start"), fn("deliver"), fn("collect"));
       fn("init").applySync(undefined, [
-        JSON.stringify({ at: run.startAt, seed: run.seed, maxValueBytes: this.options.maxValueBytes }),
+        JSON.stringify({
+          at: run.startAt,
+          seed: run.seed,
+          maxValueBytes: this.options.maxValueBytes,
+        }),
       ]);
       host.release();
       await instance.evaluate(slot.script(script), timeout);
@@ -94,7 +110,10 @@ export class Sandbox {
     } catch (error) {
       instance.dispose();
       if (error instanceof RewindError) throw error;
-      throw new RewindError("SANDBOX_ERROR", `Could not start the script in the sandbox: ${String(error)}`);
+      throw new RewindError(
+        "SANDBOX_ERROR",
+        `Could not start the script in the sandbox: ${String(error)}`,
+      );
     }
     return instance;
   }
@@ -135,7 +154,11 @@ export class Sandbox {
 
   private admit(): IsolateSlot {
     let slot = this.current;
-    if (slot === undefined || slot.isolate.isDisposed || slot.admitted >= this.options.runsPerIsolate) {
+    if (
+      slot === undefined ||
+      slot.isolate.isDisposed ||
+      slot.admitted >= this.options.runsPerIsolate
+    ) {
       if (slot !== undefined && slot.instances.size === 0) this.retire(slot);
       slot = new IsolateSlot(this.options.memoryLimitMb);
       this.slots.add(slot);
@@ -223,9 +246,13 @@ export class ScriptInstance {
 
   private async activate(fn: GuestFn, arg: string): Promise<GuestCommand[]> {
     if (this.state === "evicted") {
-      throw new RewindError("SANDBOX_ERROR", "The run's sandbox was evicted: replay it from its journal");
+      throw new RewindError(
+        "SANDBOX_ERROR",
+        "The run's sandbox was evicted: replay it from its journal",
+      );
     }
-    if (this.state === "ended") throw new RewindError("SANDBOX_ERROR", "The run's sandbox has ended");
+    if (this.state === "ended")
+      throw new RewindError("SANDBOX_ERROR", "The run's sandbox has ended");
     const timeout = this.sandbox.options.cpuLimitMs;
     let batch = "[]";
     const failure = await this.guard(async () => {
@@ -236,13 +263,21 @@ export class ScriptInstance {
     });
     if (failure !== undefined) return [{ type: "fail", error: failure }];
     try {
-      return parseCommands(batch, (p) => this.mapper.callsite(p), (s) => this.mapper.stack(s));
+      return parseCommands(
+        batch,
+        (p) => this.mapper.callsite(p),
+        (s) => this.mapper.stack(s),
+      );
     } catch (error) {
       this.end();
       return [
         {
           type: "fail",
-          error: { name: "RewindError", code: "SANDBOX_ERROR", message: `The sandbox emitted an invalid command: ${String(error)}` },
+          error: {
+            name: "RewindError",
+            code: "SANDBOX_ERROR",
+            message: `The sandbox emitted an invalid command: ${String(error)}`,
+          },
         },
       ];
     }
@@ -276,7 +311,11 @@ export class ScriptInstance {
             `anything and was stopped: look for an endless loop, or split the work across awaits`,
         };
       }
-      return { name: "RewindError", code: "SANDBOX_ERROR", message: `The sandbox failed: ${message}` };
+      return {
+        name: "RewindError",
+        code: "SANDBOX_ERROR",
+        message: `The sandbox failed: ${message}`,
+      };
     }
   }
 

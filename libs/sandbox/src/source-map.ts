@@ -31,9 +31,12 @@ export class SourceMapper {
     const lines = stack.split("\n").filter((line) => !line.includes("rewind-runtime.js"));
     return lines
       .map((line) =>
-        line.replace(new RegExp(`${SCRIPT_FILE.replace(".", "\\.")}:(\\d+):(\\d+)`, "g"), (whole, l, c) => {
-          return this.position(Number(l), Number(c)) ?? whole;
-        }),
+        line.replace(
+          new RegExp(`${SCRIPT_FILE.replace(".", "\\.")}:(\\d+):(\\d+)`, "g"),
+          (whole, l, c) => {
+            return this.position(Number(l), Number(c)) ?? whole;
+          },
+        ),
       )
       .join("\n");
   }

@@ -43,25 +43,40 @@ export interface Toolset {
 }
 
 /** Declares the tools a run may call; a worker loads toolsets and a run names one. */
-export function defineToolset(name: string, tools: Record<string, ToolDefinition | ToolFunction>): Toolset {
+export function defineToolset(
+  name: string,
+  tools: Record<string, ToolDefinition | ToolFunction>,
+): Toolset {
   if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
-    throw new RewindError("INVALID_INPUT", `A toolset's name must be 1 to 64 letters, digits, "_", "." or "-", got ${JSON.stringify(name)}`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `A toolset's name must be 1 to 64 letters, digits, "_", "." or "-", got ${JSON.stringify(name)}`,
+    );
   }
   const map = new Map<string, Tool>();
   for (const [tool, definition] of Object.entries(tools)) {
     const def = typeof definition === "function" ? { run: definition } : definition;
     if (typeof def?.run !== "function") {
-      throw new RewindError("INVALID_INPUT", `Tool ${name}.${tool} needs a run(args, ctx) function`);
+      throw new RewindError(
+        "INVALID_INPUT",
+        `Tool ${name}.${tool} needs a run(args, ctx) function`,
+      );
     }
     const retries = def.retries ?? 0;
     if (!Number.isInteger(retries) || retries < 0 || retries > 100) {
-      throw new RewindError("INVALID_INPUT", `Tool ${name}.${tool}: retries must be an integer from 0 to 100, got ${retries}`);
+      throw new RewindError(
+        "INVALID_INPUT",
+        `Tool ${name}.${tool}: retries must be an integer from 0 to 100, got ${retries}`,
+      );
     }
     map.set(tool, {
       name: tool,
       run: def.run,
       unsafeToRepeat: def.unsafeToRepeat === true,
-      timeoutMs: def.timeout === undefined ? undefined : parseDuration(def.timeout, `Tool ${name}.${tool}'s timeout`),
+      timeoutMs:
+        def.timeout === undefined
+          ? undefined
+          : parseDuration(def.timeout, `Tool ${name}.${tool}'s timeout`),
       retries,
     });
   }

@@ -23,14 +23,23 @@ export const EXIT = { completed: 0, failed: 1, cancelled: 1, waiting: 2, diverge
 export async function execCommand(scriptFile: string, options: ExecOptions): Promise<number> {
   const input = parseJsonOption(options.input, "--input");
   if (options.seed !== undefined && !isSeed(options.seed)) {
-    throw new RewindError("INVALID_INPUT", `--seed must be 64 hex digits (256 bits), got ${options.seed.length} characters`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `--seed must be 64 hex digits (256 bits), got ${options.seed.length} characters`,
+    );
   }
   const startAt = options.start === undefined ? undefined : Date.parse(options.start);
   if (startAt !== undefined && Number.isNaN(startAt)) {
-    throw new RewindError("INVALID_INPUT", `--start must be an ISO date like 2025-01-01T00:00:00Z, got ${options.start}`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `--start must be an ISO date like 2025-01-01T00:00:00Z, got ${options.start}`,
+    );
   }
   const toolset = options.tools === undefined ? undefined : await onlyToolset(options.tools);
-  const resume = options.resume === undefined ? undefined : parseJournalFile(readFileSync(options.resume, "utf8"), options.resume);
+  const resume =
+    options.resume === undefined
+      ? undefined
+      : parseJournalFile(readFileSync(options.resume, "utf8"), options.resume);
   const signals = (options.signal ?? []).map(parseSignal);
   const script = await compileScript({ file: scriptFile });
 
@@ -51,7 +60,8 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
       onCommit: (entries) => {
         if (out !== undefined) appendFileSync(out, toJournalFile(entries));
       },
-      onOutput: (entry) => (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text),
+      onOutput: (entry) =>
+        (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text),
     });
     if (out !== undefined && resume !== undefined) {
       writeFileSync(out, toJournalFile(result.journal)); // the whole journal: the prefix and what followed
@@ -66,7 +76,11 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
 function report(
   status: keyof typeof EXIT,
   journal: readonly JournalEntry[],
-  result: { result?: Json; error?: { name: string; message: string; code?: string; stack?: string }; divergence?: Parameters<typeof formatDivergence>[0] },
+  result: {
+    result?: Json;
+    error?: { name: string; message: string; code?: string; stack?: string };
+    divergence?: Parameters<typeof formatDivergence>[0];
+  },
 ): void {
   const first = journal[0]!;
   const last = journal[journal.length - 1]!;
@@ -78,7 +92,9 @@ function report(
       return;
     case "failed":
       process.stderr.write(`✗ failed with ${result.error?.code ?? "an error"} (${summary})\n`);
-      process.stderr.write(`${result.error?.stack ?? `${result.error?.name}: ${result.error?.message}`}\n`);
+      process.stderr.write(
+        `${result.error?.stack ?? `${result.error?.name}: ${result.error?.message}`}\n`,
+      );
       return;
     case "cancelled":
       process.stderr.write(`✗ cancelled (${summary})\n`);
@@ -98,7 +114,10 @@ function report(
 async function onlyToolset(file: string): Promise<Toolset> {
   const toolsets = await loadToolsets(file);
   if (toolsets.length > 1) {
-    throw new RewindError("INVALID_INPUT", `${file} exports ${toolsets.length} toolsets; rewind exec takes a module with one`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `${file} exports ${toolsets.length} toolsets; rewind exec takes a module with one`,
+    );
   }
   return toolsets[0]!;
 }
@@ -108,7 +127,10 @@ function parseJsonOption(text: string | undefined, flag: string): Json {
   try {
     return JSON.parse(text) as Json;
   } catch (error) {
-    throw new RewindError("INVALID_INPUT", `${flag} is not valid JSON (${(error as Error).message}): quote it, e.g. ${flag} '{"n": 1}'`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `${flag} is not valid JSON (${(error as Error).message}): quote it, e.g. ${flag} '{"n": 1}'`,
+    );
   }
 }
 
@@ -116,11 +138,17 @@ function parseJsonOption(text: string | undefined, flag: string): Json {
 function parseSignal(spec: string): ScheduledSignal {
   const match = /^([^=@]+)(?:=(.*?))?(?:@([0-9.]+(?:ms|s|m|h|d|w)?))?$/.exec(spec);
   if (match === null) {
-    throw new RewindError("INVALID_INPUT", `--signal ${spec} is not NAME[=JSON][@DELAY], e.g. approval='{"ok":true}'@1h`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `--signal ${spec} is not NAME[=JSON][@DELAY], e.g. approval='{"ok":true}'@1h`,
+    );
   }
   return {
     name: match[1]!,
     payload: match[2] === undefined ? null : parseJsonOption(match[2], `--signal ${match[1]}`),
-    afterMs: match[3] === undefined ? 0 : parseDuration(/^\d+$/.test(match[3]) ? Number(match[3]) : match[3], "--signal's delay"),
+    afterMs:
+      match[3] === undefined
+        ? 0
+        : parseDuration(/^\d+$/.test(match[3]) ? Number(match[3]) : match[3], "--signal's delay"),
   };
 }

@@ -27,7 +27,9 @@ export function createRewindModule() {
       throw new TypeError("waitForSignal(name) needs the signal's name as a non-empty string");
     }
     const timeout =
-      options?.timeout === undefined ? undefined : parseDuration(options.timeout, "waitForSignal()'s timeout");
+      options?.timeout === undefined
+        ? undefined
+        : parseDuration(options.timeout, "waitForSignal()'s timeout");
     return nextSignal(name, timeout) as Promise<T | undefined>;
   };
 
@@ -87,9 +89,16 @@ export function installTimers(global: typeof globalThis): void {
  * `fetch` as the journaled tool call `fetch`: available when the run's toolset provides that tool
  * (otherwise the run fails with TOOL_NOT_FOUND saying so). The response is data, read once.
  */
-export function installFetch(global: typeof globalThis, tools: Record<string, (args?: unknown) => Promise<unknown>>) {
-  const fetch = async (input: unknown, init?: { method?: string; headers?: Record<string, string>; body?: unknown }) => {
-    const url = typeof input === "string" ? input : String((input as { url?: unknown })?.url ?? input);
+export function installFetch(
+  global: typeof globalThis,
+  tools: Record<string, (args?: unknown) => Promise<unknown>>,
+) {
+  const fetch = async (
+    input: unknown,
+    init?: { method?: string; headers?: Record<string, string>; body?: unknown },
+  ) => {
+    const url =
+      typeof input === "string" ? input : String((input as { url?: unknown })?.url ?? input);
     const body = init?.body;
     if (body !== undefined && body !== null && typeof body !== "string") {
       throw new TypeError("fetch in a Rewind script sends string bodies: use JSON.stringify(body)");

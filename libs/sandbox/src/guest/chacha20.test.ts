@@ -23,7 +23,9 @@ describe("ChaCha20", () => {
     const keystream = new Uint8Array(plaintext.length);
     stream.fill(keystream);
     const cipher = plaintext.map((b, i) => b ^ keystream[i]!);
-    expect(hex(cipher).slice(0, 64)).toBe("6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b");
+    expect(hex(cipher).slice(0, 64)).toBe(
+      "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b",
+    );
     expect(hex(cipher).slice(-36)).toBe("5af90bbf74a35be6b40b8eedf2785e42874d");
   });
 

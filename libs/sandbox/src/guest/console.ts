@@ -94,7 +94,7 @@ export function inspect(value: unknown, depth: number, seen: object[]): string {
       break;
   }
   if (value === null) return "null";
-  const object = value as object;
+  const object = value;
   if (object instanceof OriginalError) return object.stack ?? `${object.name}: ${object.message}`;
   if (object instanceof OriginalDate) {
     return Number.isNaN(object.getTime()) ? "Invalid Date" : object.toISOString();

@@ -22,7 +22,11 @@ export function installRandom(global: typeof globalThis, seedHex: string): void 
 
   const crypto = {
     getRandomValues<T extends ArrayBufferView | null>(array: T): T {
-      if (!ArrayBuffer.isView(array) || array instanceof Float32Array || array instanceof Float64Array) {
+      if (
+        !ArrayBuffer.isView(array) ||
+        array instanceof Float32Array ||
+        array instanceof Float64Array
+      ) {
         throw new TypeError("crypto.getRandomValues expects an integer typed array");
       }
       if (array.byteLength > 65536) {

@@ -44,7 +44,9 @@ const host = {
   start(inputJson: string): void {
     delete (global as Record<string, unknown>).__rewind_module;
     if (typeof main !== "function") {
-      settleMain(Promise.reject(new TypeError("The script must `export default` an async function")));
+      settleMain(
+        Promise.reject(new TypeError("The script must `export default` an async function")),
+      );
       return;
     }
     const input = JsonParse(inputJson) as unknown;
@@ -52,6 +54,8 @@ const host = {
     try {
       result = main(input);
     } catch (error) {
+      // A script may throw any value; main rejects with exactly what it threw.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       result = Promise.reject(error);
     }
     settleMain(Promise.resolve(result));

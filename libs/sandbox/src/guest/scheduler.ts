@@ -50,7 +50,9 @@ export function callTool(name: string, args: unknown): Promise<unknown> {
   if (finished) return new Promise(() => {}); // the run is over; nothing more leaves the sandbox
   const wireArgs = toWire(args, `The arguments of tools.${name}()`);
   const id = nextId++;
-  emit(`{"t":"call","id":${id},"name":${JsonStringify(name)},"site":"${userCallsite()}","args":${wireArgs}}`);
+  emit(
+    `{"t":"call","id":${id},"name":${JsonStringify(name)},"site":"${userCallsite()}","args":${wireArgs}}`,
+  );
   return new Promise((resolve, reject) => {
     calls.set(id, { resolve, reject });
   });
@@ -106,7 +108,7 @@ export function nextSignal(name: string, timeoutMs: number | undefined): Promise
 
 /** Called once with the settled main promise: the run ends when no tool call is in flight. */
 export function settleMain(promise: Promise<unknown>): void {
-  PromiseThen(
+  void PromiseThen(
     promise,
     (value) => {
       if (outcome === null) outcome = { ok: true, value };

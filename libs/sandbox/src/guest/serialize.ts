@@ -11,7 +11,7 @@ export const limits = { maxValueBytes: 4 * 1024 * 1024 };
 export function toWire(value: unknown, what: string): string {
   let text: string | undefined;
   try {
-    text = JsonStringify(value) as string | undefined;
+    text = JsonStringify(value);
   } catch (error) {
     throw new TypeError(`${what} cannot be sent out of the script as JSON: ${messageOf(error)}`);
   }
@@ -47,7 +47,7 @@ export function utf8Length(text: string): number {
 
 export function messageOf(error: unknown): string {
   if (error !== null && typeof error === "object" && "message" in error) {
-    return String((error as { message: unknown }).message);
+    return String(error.message);
   }
   return String(error);
 }

@@ -13,7 +13,10 @@ export function installTime(global: typeof globalThis): void {
     return Reflect.construct(OriginalDate, params, new.target) as object;
   } as unknown as DateConstructor;
   Object.setPrototypeOf(LogicalDate, OriginalDate); // statics: parse, UTC
-  ObjectDefineProperty(LogicalDate, "prototype", { value: OriginalDate.prototype, writable: false });
+  ObjectDefineProperty(LogicalDate, "prototype", {
+    value: OriginalDate.prototype,
+    writable: false,
+  });
   ObjectDefineProperty(LogicalDate, "length", { value: 7 });
   ObjectDefineProperty(LogicalDate, "now", {
     value: function now() {
@@ -34,5 +37,9 @@ export function installTime(global: typeof globalThis): void {
     now: () => clock.now - clock.start,
     timeOrigin: clock.start,
   };
-  ObjectDefineProperty(global, "performance", { value: performance, writable: true, configurable: true });
+  ObjectDefineProperty(global, "performance", {
+    value: performance,
+    writable: true,
+    configurable: true,
+  });
 }

@@ -1,0 +1,61 @@
+// Type-aware lint: floating promises and non-exhaustive switches are errors, as in the strictest
+// SDKs of this field. Guest code (inside the isolate) may import nothing from Node.
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  {
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/*.js",
+      "**/*.mjs",
+      "examples/**",
+      "corpus/**",
+    ],
+  },
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/switch-exhaustiveness-check": [
+        "error",
+        { considerDefaultExhaustiveForUnions: true },
+      ],
+      "@typescript-eslint/unbound-method": "off",
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/require-await": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+    },
+  },
+  // Tests are outside the build's projects: linted without type information.
+  {
+    files: ["**/*.test.ts", "load-tests/**/*.ts", "vitest.config.ts"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ["libs/sandbox/src/guest/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(?!\\./|@rewind/core/duration$)",
+              message:
+                "Guest code runs inside the isolate: it imports only guest files (and the pure @rewind/core/duration).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,36 @@
+// Before the test suite: are Postgres and Redis reachable? Say exactly what is missing and how
+// to start it, instead of letting a hundred tests time out.
+import net from "node:net";
+
+const services = [
+  { name: "PostgreSQL", url: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", port: 5432,
+    start: "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start" },
+  { name: "Redis", url: process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379", port: 6379,
+    start: 'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no' },
+];
+
+function reachable(url) {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port) }, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.setTimeout(2000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on("error", () => resolve(false));
+  });
+}
+
+const missing = [];
+for (const service of services) if (!(await reachable(service.url))) missing.push(service);
+if (missing.length > 0) {
+  for (const s of missing) {
+    console.error(`✗ ${s.name} is not reachable at ${s.url}. The test suite runs against a real ${s.name}.`);
+    console.error(`  Start it (e.g. \`${s.start}\`) or point ${s.name === "Redis" ? "TEST_REDIS_URL" : "TEST_DATABASE_URL"} at one.`);
+  }
+  process.exit(1);
+}
+console.log(`✓ PostgreSQL and Redis are reachable`);
