@@ -154,6 +154,7 @@ class MockRun {
 
   /** After a resume: calls journaled without an outcome run again; pending timers are re-armed. */
   private rearm(): void {
+    if (this.engine.outcome !== undefined) return; // an ended run is only read, never acted on
     const journal = this.engine.journal;
     for (const call of this.engine.inFlightCalls()) {
       if (this.inFlight.has(call.seq) || this.isNew(call)) continue;
