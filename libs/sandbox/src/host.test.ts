@@ -52,6 +52,33 @@ export default async function main(input: { n: number }) {
     expect(result[9]).toBe("string");
   });
 
+  it("pins the locale and time zone and provides the encoding globals", async () => {
+    const run = await instance(`export default async function main() {
+  const bytes = new TextEncoder().encode("héllo €😀");
+  return [new Intl.NumberFormat().resolvedOptions().locale, (1234.5).toLocaleString(), new Date(0).toLocaleString(),
+    Intl.DateTimeFormat().resolvedOptions().timeZone, "a".localeCompare("b"), new Date(0).getHours(),
+    Array.from(bytes).length, new TextDecoder().decode(bytes), btoa("hi there"), atob(btoa("hi there")),
+    new Intl.NumberFormat("de-DE").format(1234.5)];
+}`);
+    const [done] = await run.start(null);
+    expect(done).toEqual({
+      type: "complete",
+      result: [
+        "en-US",
+        "1,234.5",
+        "1/1/1970, 12:00:00 AM",
+        "UTC",
+        -1,
+        0,
+        14,
+        "héllo €😀",
+        "aGkgdGhlcmU=",
+        "hi there",
+        "1.234,5",
+      ],
+    });
+  });
+
   it("fails a runaway loop with CPU_LIMIT and keeps the host serving", async () => {
     const slow = new Sandbox({ cpuLimitMs: 200, mode: "async" });
     const script = await compileScript({

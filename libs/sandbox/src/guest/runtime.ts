@@ -6,6 +6,8 @@
  */
 import { createRewindModule, installFetch, installTimers } from "./api.js";
 import { installConsole } from "./console.js";
+import { installEncoding } from "./encoding.js";
+import { installIntl } from "./intl.js";
 import { JsonParse, ObjectDefineProperty } from "./intrinsics.js";
 import { installRandom } from "./random.js";
 import { clock, collect, deliver, settleMain } from "./scheduler.js";
@@ -34,6 +36,8 @@ const host = {
     clock.now = clock.start = config.at;
     limits.maxValueBytes = config.maxValueBytes;
     installTime(global);
+    installIntl();
+    installEncoding(global);
     installRandom(global, config.seed);
     installConsole(global);
     installTimers(global);
