@@ -13,5 +13,7 @@ export default defineConfig({
     reporters: ["default", "./scripts/summary-reporter.ts"],
     // isolated-vm is a native addon: forks keep each test file in its own process.
     pool: "forks",
+    // The harsher host: with --expose-gc the sandbox must still hide the collector from scripts.
+    poolOptions: { forks: { execArgv: ["--expose-gc"] } },
   },
 });

@@ -9,49 +9,81 @@ import type { Json } from "./json.js";
  * NaN, Infinity, bigint, cycles) instead of silently dropping it as JSON.stringify would.
  */
 export function canonicalize(value: unknown): string {
-  return write(value, "$", new Set());
+  try {
+    return write(value, []);
+  } catch (error) {
+    if (error instanceof NotJson) {
+      throw new TypeError(
+        `$${error.path.reverse().join("")} is ${error.what}, which JSON cannot represent; pass plain data instead`,
+      );
+    }
+    throw error;
+  }
 }
 
-function write(value: unknown, path: string, ancestors: Set<object>): string {
+/** Thrown while writing; the path is collected as the stack unwinds (nothing built on success). */
+class NotJson extends Error {
+  readonly path: string[] = [];
+  constructor(readonly what: string) {
+    super(what);
+  }
+}
+
+function write(value: unknown, ancestors: object[]): string {
   switch (typeof value) {
     case "string":
     case "boolean":
       return JSON.stringify(value);
     case "number":
-      if (!Number.isFinite(value)) throw notJson(path, String(value));
+      if (!Number.isFinite(value)) throw new NotJson(String(value));
       return JSON.stringify(value);
     case "object": {
       if (value === null) return "null";
-      if (ancestors.has(value)) throw notJson(path, "a circular reference");
-      ancestors.add(value);
+      if (ancestors.includes(value)) throw new NotJson("a circular reference");
+      ancestors.push(value);
       try {
-        if (Array.isArray(value)) {
-          return `[${value.map((item, i) => write(item, `${path}[${i}]`, ancestors)).join(",")}]`;
-        }
-        const keys = Object.keys(value).sort(compareCodeUnits);
-        const parts: string[] = [];
-        for (const key of keys) {
-          const item = (value as Record<string, unknown>)[key];
-          if (item === undefined) continue; // as JSON.stringify: an undefined property is absent
-          parts.push(`${JSON.stringify(key)}:${write(item, `${path}.${key}`, ancestors)}`);
-        }
-        return `{${parts.join(",")}}`;
+        return Array.isArray(value)
+          ? writeArray(value, ancestors)
+          : writeObject(value as Record<string, unknown>, ancestors);
       } finally {
-        ancestors.delete(value);
+        ancestors.pop();
       }
     }
     default:
-      throw notJson(path, typeof value);
+      throw new NotJson(typeof value);
   }
 }
 
-/** Sorts by UTF-16 code units, as RFC 8785 requires (not by locale, not by code points). */
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+function writeArray(items: readonly unknown[], ancestors: object[]): string {
+  let text = "[";
+  for (let i = 0; i < items.length; i++) {
+    try {
+      text += (i === 0 ? "" : ",") + write(items[i], ancestors);
+    } catch (error) {
+      if (error instanceof NotJson) error.path.push(`[${i}]`);
+      throw error;
+    }
+  }
+  return `${text}]`;
 }
 
-function notJson(path: string, what: string): TypeError {
-  return new TypeError(`${path} is ${what}, which JSON cannot represent; pass plain data instead`);
+function writeObject(record: Record<string, unknown>, ancestors: object[]): string {
+  // Default sort compares UTF-16 code units, as RFC 8785 requires (not locale, not code points).
+  const keys = Object.keys(record).sort();
+  let text = "{";
+  let first = true;
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue; // as JSON.stringify: an undefined property is absent
+    try {
+      text += `${first ? "" : ","}${JSON.stringify(key)}:${write(item, ancestors)}`;
+    } catch (error) {
+      if (error instanceof NotJson) error.path.push(`.${key}`);
+      throw error;
+    }
+    first = false;
+  }
+  return `${text}}`;
 }
 
 /** Parses JSON text known to be canonical or at least valid JSON. */
@@ -59,7 +91,7 @@ export function parseJson(text: string): Json {
   return JSON.parse(text) as Json;
 }
 
-/** Canonicalises a value that is already known to be JSON (cheaper error paths are not needed). */
+/** Canonicalises a value that is already known to be JSON. */
 export function canonicalJson(value: Json): string {
   return canonicalize(value);
 }

@@ -32,14 +32,15 @@ export async function invokeTool(
   let last: ErrorData = { name: "Error", message: "not attempted" };
   for (let attempt = 1; attempt <= tool.retries + 1; attempt++) {
     if (attempt > 1) await options.backoff(200 * 2 ** (attempt - 2));
-    const controller = new AbortController();
+    // An AbortController only when a timeout can fire: it is an allocation on the hot path.
+    const controller = tool.timeoutMs === undefined ? undefined : new AbortController();
     const ctx = {
       callId: call.callId,
       runId: options.runId,
       toolset: options.toolset,
       tool: tool.name,
       attempt,
-      signal: controller.signal,
+      signal: controller?.signal ?? NEVER_ABORTED,
     };
     try {
       const args = structuredClone(call.args);
@@ -75,8 +76,14 @@ function normalise(value: unknown, tool: Tool, maxValueBytes: number): Json {
   return JSON.parse(canonical) as Json;
 }
 
-function withTimeout<T>(work: Promise<T>, tool: Tool, controller: AbortController): Promise<T> {
-  if (tool.timeoutMs === undefined) return work;
+const NEVER_ABORTED = new AbortController().signal;
+
+function withTimeout<T>(
+  work: Promise<T>,
+  tool: Tool,
+  controller: AbortController | undefined,
+): Promise<T> {
+  if (tool.timeoutMs === undefined || controller === undefined) return work;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

@@ -75,15 +75,27 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
       "A journal to resume must begin with its run.started entry",
     );
   }
-  const instance = await options.sandbox.instantiate(options.script, {
-    seed: started.seed,
-    startAt: started.at,
-  });
-  try {
-    return await new MockRun(options, toolset, started).run(instance);
-  } finally {
-    instance.dispose();
+  const attempt = async (replayCallsites: boolean) => {
+    const instance = await options.sandbox.instantiate(options.script, {
+      seed: started.seed,
+      startAt: started.at,
+    });
+    try {
+      return await new MockRun(options, toolset, started).run(instance, replayCallsites);
+    } finally {
+      instance.dispose();
+    }
+  };
+  const result = await attempt(false);
+  // Replay skips callsites of recorded batches; a divergence report needs the script's side.
+  if (
+    result.status === "diverged" &&
+    result.divergence?.replayed &&
+    !result.divergence.replayed.callsite
+  ) {
+    return attempt(true);
   }
+  return result;
 }
 
 function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEntry {
@@ -119,11 +131,16 @@ class MockRun {
     private readonly started: RunStartedEntry,
   ) {}
 
-  async run(instance: Parameters<typeof RunEngine.resume>[0]): Promise<InProcessResult> {
+  async run(
+    instance: Parameters<typeof RunEngine.resume>[0],
+    replayCallsites: boolean,
+  ): Promise<InProcessResult> {
     const recorded = this.options.resume ?? [this.started];
     let fresh: JournalEntry[];
     try {
-      ({ engine: this.engine, entries: fresh } = await RunEngine.resume(instance, recorded));
+      ({ engine: this.engine, entries: fresh } = await RunEngine.resume(instance, recorded, {
+        replayCallsites,
+      }));
     } catch (error) {
       if (error instanceof DivergenceError) {
         return { status: "diverged", journal: [...recorded], divergence: error.report };

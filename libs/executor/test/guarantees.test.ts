@@ -47,7 +47,14 @@ describe("the executor's guarantees", () => {
       { toolset, latency: () => 1000 },
     );
     expect(result.status).toBe("completed");
-    expect(kinds(result.journal)).toEqual(["run.started", "call", "call.result", "call", "call.result", "run.completed"]);
+    expect(kinds(result.journal)).toEqual([
+      "run.started",
+      "call",
+      "call.result",
+      "call",
+      "call.result",
+      "run.completed",
+    ]);
     expect(result.journal.at(-1)!.at - result.journal[0]!.at).toBe(2000);
   });
 
@@ -56,7 +63,9 @@ describe("the executor's guarantees", () => {
     const source = `import { tools } from "rewind";
       export default async () => [await tools.charge({ a: 1 }), await tools.charge({ a: 2 })];`;
     const full = await run(source, { toolset });
-    const secondCall = full.journal.find((e): e is CallEntry => e.kind === "call" && (e.args as { a: number }).a === 2)!;
+    const secondCall = full.journal.find(
+      (e): e is CallEntry => e.kind === "call" && (e.args as { a: number }).a === 2,
+    )!;
     seen.length = 0;
     // The crash came after the second call was journaled, before its result was.
     const resumed = await run(source, { toolset, resume: full.journal.slice(0, secondCall.seq) });
@@ -87,8 +96,16 @@ describe("the executor's guarantees", () => {
     const result = await run(source, { toolset });
     expect(result.status).toBe("failed");
     expect(result.error?.code).toBe("TOOL_NOT_FOUND");
-    expect(result.error?.message).toMatch(/tools\.refund\(\).*toolset "counting" has no tool "refund"/);
-    expect(kinds(result.journal)).toEqual(["run.started", "call", "call", "run.failed", "call.result"]);
+    expect(result.error?.message).toMatch(
+      /tools\.refund\(\).*toolset "counting" has no tool "refund"/,
+    );
+    expect(kinds(result.journal)).toEqual([
+      "run.started",
+      "call",
+      "call",
+      "run.failed",
+      "call.result",
+    ]);
     // The journal of a verdict replays to the same verdict, calling nothing.
     seen.length = 0;
     const replayed = await run(source, { toolset, resume: result.journal });
@@ -102,10 +119,16 @@ describe("the executor's guarantees", () => {
     const without = await run(source);
     expect(without.error?.code).toBe("TOOL_NOT_FOUND");
     expect(without.error?.message).toContain("add a `fetch` tool");
-    const toolset = defineToolset("web", { fetch: async () => ({ status: 200, body: '{"ok":true}' }) });
+    const toolset = defineToolset("web", {
+      fetch: async () => ({ status: 200, body: '{"ok":true}' }),
+    });
     const withFetch = await run(source, { toolset });
     expect(withFetch.result).toEqual({ ok: true });
-    expect(withFetch.journal[1]).toMatchObject({ kind: "call", name: "fetch", args: { url: "https://example.com/x", method: "GET" } });
+    expect(withFetch.journal[1]).toMatchObject({
+      kind: "call",
+      name: "fetch",
+      args: { url: "https://example.com/x", method: "GET" },
+    });
   });
 
   it("retries a failing tool with backoff and times out a hanging one", async () => {
@@ -116,7 +139,11 @@ describe("the executor's guarantees", () => {
       { toolset },
     );
     expect(seen.filter((s) => s.tool === "flaky").map((s) => s.body)).toEqual(["1", "2", "3"]);
-    expect(result.result).toEqual([{ attempt: 3 }, "TOOL_TIMEOUT", "Tool hang did not answer within 50 ms"]);
+    expect(result.result).toEqual([
+      { attempt: 3 },
+      "TOOL_TIMEOUT",
+      "Tool hang did not answer within 50 ms",
+    ]);
   });
 
   it("sleeps ten days of virtual time in milliseconds", async () => {
@@ -131,7 +158,9 @@ describe("the executor's guarantees", () => {
     const source = `import { waitForSignal } from "rewind";
       export default async () => waitForSignal("go");`;
     expect((await run(source)).status).toBe("waiting");
-    const result = await run(source, { signals: [{ afterMs: 3_600_000, name: "go", payload: { ok: 1 } }] });
+    const result = await run(source, {
+      signals: [{ afterMs: 3_600_000, name: "go", payload: { ok: 1 } }],
+    });
     expect(result.result).toEqual({ ok: 1 });
     expect(result.journal.at(-1)!.at - result.journal[0]!.at).toBe(3_600_000);
   });
@@ -166,11 +195,42 @@ export default async function main() {
   });
 
   it.each([
-    ["a changed argument", base.replace("cents: 1200", "cents: 1300"), 2, "call charge({ cents: 1300 })"],
-    ["a removed call", base.replace("const a = await tools.charge({ cents: 1200 });", "const a = { args: { cents: 1200 } };"), 2, "call charge({ n: 1 })"],
-    ["an added call", base.replace("const a =", "await tools.charge({ extra: true }); const a ="), 2, "call charge({ extra: true })"],
-    ["a reordered Promise.all", base.replace("[tools.charge({ n: 1 }), tools.charge({ n: 2 })]", "[tools.charge({ n: 2 }), tools.charge({ n: 1 })]"), 4, "call charge({ n: 2 })"],
-    ["a changed output line", base.replace('"charged"', '"paid"'), 8, 'output stdout "paid 1200\\n"'],
+    [
+      "a changed argument",
+      base.replace("cents: 1200", "cents: 1300"),
+      2,
+      "call charge({ cents: 1300 })",
+    ],
+    [
+      "a removed call",
+      base.replace(
+        "const a = await tools.charge({ cents: 1200 });",
+        "const a = { args: { cents: 1200 } };",
+      ),
+      2,
+      "call charge({ n: 1 })",
+    ],
+    [
+      "an added call",
+      base.replace("const a =", "await tools.charge({ extra: true }); const a ="),
+      2,
+      "call charge({ extra: true })",
+    ],
+    [
+      "a reordered Promise.all",
+      base.replace(
+        "[tools.charge({ n: 1 }), tools.charge({ n: 2 })]",
+        "[tools.charge({ n: 2 }), tools.charge({ n: 1 })]",
+      ),
+      4,
+      "call charge({ n: 2 })",
+    ],
+    [
+      "a changed output line",
+      base.replace('"charged"', '"paid"'),
+      8,
+      'output stdout "paid 1200\\n"',
+    ],
   ])("names the first differing entry for %s", async (_what, changed, seq, replayed) => {
     const result = await diverge(changed);
     expect(result.status).toBe("diverged");

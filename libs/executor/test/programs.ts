@@ -29,8 +29,16 @@ const step: fc.Arbitrary<Omit<Step, "k">> = fc.oneof(
   fc.record({ t: fc.constant("all" as const), n: fc.integer({ min: 2, max: 3 }) }),
   fc.record({ t: fc.constant("race" as const), ms, timeout: ms }),
   fc.record({ t: fc.constant("chain" as const), d1: ms, d2: ms }),
-  fc.record({ t: fc.constant("interval" as const), every: fc.integer({ min: 1, max: 2_000 }), times: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({ t: fc.constant("signal" as const), timeout: ms, sendAfter: fc.option(fc.integer({ min: 0, max: 40_000 }), { nil: null }) }),
+  fc.record({
+    t: fc.constant("interval" as const),
+    every: fc.integer({ min: 1, max: 2_000 }),
+    times: fc.integer({ min: 1, max: 3 }),
+  }),
+  fc.record({
+    t: fc.constant("signal" as const),
+    timeout: ms,
+    sendAfter: fc.option(fc.integer({ min: 0, max: 40_000 }), { nil: null }),
+  }),
   fc.record({ t: fc.constant("catch" as const) }),
   fc.record({ t: fc.constant("random" as const) }),
   fc.record({ t: fc.constant("date" as const), ms: fc.integer({ min: -1e9, max: 1e9 }) }),
@@ -49,7 +57,9 @@ export function render(step: Step): string {
       return `acc.push((await tools.echo({ k: ${k}, n: acc.length })).k);`;
     case "all": {
       const calls = Array.from({ length: step.n }, (_, i) =>
-        i % 2 === 0 ? `tools.echo({ k: ${k}, i: ${i} })` : `tools.slow({ k: ${k}, i: ${i}, ms: ${i * 7} })`,
+        i % 2 === 0
+          ? `tools.echo({ k: ${k}, i: ${i} })`
+          : `tools.slow({ k: ${k}, i: ${i}, ms: ${i * 7} })`,
       );
       return `acc.push((await Promise.all([${calls.join(", ")}])).map((r) => r.i).join("+"));`;
     }

@@ -4,7 +4,16 @@ import type { JournalEntry, OutputEntry } from "@rewind/core";
 import { runInProcess, type InProcessResult } from "@rewind/executor";
 import { toJournalFile } from "@rewind/journal";
 import { Sandbox, compileScript } from "@rewind/sandbox";
-import { STEP_LINE_OFFSET, latency, program, render, signalsOf, source, toolset, type Step } from "./programs.js";
+import {
+  STEP_LINE_OFFSET,
+  latency,
+  program,
+  render,
+  signalsOf,
+  source,
+  toolset,
+  type Step,
+} from "./programs.js";
 
 const sandbox = new Sandbox();
 afterAll(() => sandbox.dispose());
@@ -48,12 +57,14 @@ describe("replay, as a property over generated scripts", () => {
         for (let length = 1; length <= journal.length; length++) {
           const prefix = journal.slice(0, length);
           const resumed = await execute(steps, code, prefix);
-          expect(toJournalFile(resumed.result.journal), `resumed from ${length} entries`).toBe(file);
+          expect(toJournalFile(resumed.result.journal), `resumed from ${length} entries`).toBe(
+            file,
+          );
           // Output already journaled is not shown again; the rest is shown exactly once.
           expect([...outputs(prefix), ...resumed.published]).toEqual(outputs(journal));
         }
       }),
-      { numRuns: 25 },
+      { numRuns: 60 },
     );
   });
 
@@ -69,14 +80,20 @@ describe("replay, as a property over generated scripts", () => {
         const changed = mutate(target, kind);
         fc.pre(changed !== undefined);
 
-        const replay = await execute(steps, source(steps, { k: target.k, line: changed! }), original.result.journal);
+        const replay = await execute(
+          steps,
+          source(steps, { k: target.k, line: changed! }),
+          original.result.journal,
+        );
         expect(replay.result.status).toBe("diverged");
         const report = replay.result.divergence!;
         expect(report.seq).toBe(first!.seq);
         expect(report.matched).toBe(first!.seq - 1);
         expect(report.recorded.callsite).toBe(first!.callsite);
-        if (report.replayed?.callsite !== undefined) expect(report.replayed.callsite).toMatch(/^p\.ts:\d+:\d+$/);
-        if (kind !== "removed") expect(report.replayed?.callsite).toMatch(new RegExp(`^p\\.ts:${line}:`));
+        if (report.replayed?.callsite !== undefined)
+          expect(report.replayed.callsite).toMatch(/^p\.ts:\d+:\d+$/);
+        if (kind !== "removed")
+          expect(report.replayed?.callsite).toMatch(new RegExp(`^p\\.ts:${line}:`));
       }),
       { numRuns: 40 },
     );
@@ -94,7 +111,10 @@ function mutate(step: Step, kind: "argument" | "removed" | "added"): string | un
     case "forget":
       return render(step).replace(`k: ${step.k}`, `k: ${step.k + 1000}`);
     case "all":
-      return render(step).replace(`{ k: ${step.k}, i: 0 }`, `{ k: ${step.k}, i: 0, reordered: true }`);
+      return render(step).replace(
+        `{ k: ${step.k}, i: 0 }`,
+        `{ k: ${step.k}, i: 0, reordered: true }`,
+      );
     case "chain":
       return render({ ...step, d1: step.d1 + 1 });
     case "interval":

@@ -3,6 +3,7 @@ import {
   callIdOf,
   canonicalize,
   isEventEntry,
+  isTerminalEntry,
   type CallEntry,
   type CommandEntry,
   type ErrorData,
@@ -20,6 +21,8 @@ import { DivergenceError } from "./divergence.js";
 export interface ScriptDriver {
   start(input: RunStartedEntry["input"]): Promise<GuestCommand[]>;
   deliver(event: GuestEvent): Promise<GuestCommand[]>;
+  /** Optional: skip callsite capture for commands the engine will only check against the journal. */
+  captureCallsites?(on: boolean): void;
 }
 
 /** An outside event as it arrives, before it has a seq. */
@@ -31,6 +34,12 @@ export interface EngineOptions {
   maxValueBytes?: number;
   /** The idempotency key of the call journaled at `seq` (forks keep their parent's). */
   callIdFor?: (seq: number) => string;
+  /**
+   * Capture callsites even for recorded batches. Off by default (a stack capture per command is
+   * a quarter of replay's cost); a caller that gets a DivergenceError whose replayed side lacks a
+   * callsite replays again with this on to complete the report.
+   */
+  replayCallsites?: boolean;
 }
 
 export type Outcome = "completed" | "failed" | "cancelled";
@@ -52,6 +61,7 @@ export class RunEngine {
   private readonly timers = new Map<number, TimerSetEntry>();
   private readonly maxValueBytes: number;
   private readonly callIdFor: (seq: number) => string;
+  private readonly replayCallsites: boolean;
   private now: number;
   private ended: Outcome | undefined;
 
@@ -65,6 +75,7 @@ export class RunEngine {
     this.now = started.at;
     this.maxValueBytes = options.maxValueBytes ?? 4 * 1024 * 1024;
     this.callIdFor = options.callIdFor ?? ((seq) => callIdOf(started.runId, seq));
+    this.replayCallsites = options.replayCallsites ?? false;
   }
 
   /**
@@ -159,8 +170,30 @@ export class RunEngine {
   }
 
   private async replay(recorded: readonly JournalEntry[]): Promise<JournalEntry[]> {
-    let queue = await this.driver.start(this.started.input);
-    let next = 1;
+    // A batch is wholly in the journal when an event or the run's end comes after it: its
+    // commands are only checked, and the recorded entries already carry their callsites.
+    let boundary = 0;
+    recorded.forEach((entry, index) => {
+      if (isEventEntry(entry) || isTerminalEntry(entry)) boundary = index;
+    });
+    const callsitesFor = (index: number) =>
+      this.driver.captureCallsites?.(this.replayCallsites || index >= boundary);
+
+    callsitesFor(0);
+    const queue = await this.driver.start(this.started.input);
+    try {
+      return await this.walk(recorded, queue, 1, callsitesFor);
+    } finally {
+      this.driver.captureCallsites?.(true); // live from here on
+    }
+  }
+
+  private async walk(
+    recorded: readonly JournalEntry[],
+    queue: GuestCommand[],
+    next: number,
+    callsitesFor: (index: number) => void,
+  ): Promise<JournalEntry[]> {
     for (;;) {
       // Match what the script emitted against the journal's commands, in order.
       while (queue.length > 0 && next < recorded.length) {
@@ -178,6 +211,7 @@ export class RunEngine {
         case "call.error":
         case "timer.fired":
         case "signal":
+          callsitesFor(next);
           queue = await this.driver.deliver(this.accept(entry));
           next++;
           continue;
@@ -381,6 +415,11 @@ function isPlatformVerdict(entry: JournalEntry): boolean {
   return entry.kind === "run.failed" && entry.error.code !== "SCRIPT_ERROR";
 }
 
+/** Equal values: the same JSON text (the common case on replay), else the same canonical text. */
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b) || canonicalize(a) === canonicalize(b);
+}
+
 /** Equality on replay: kind, name, canonical arguments, due time, output bytes. Never callsites. */
 function sameCommand(
   entry: CommandEntry,
@@ -392,7 +431,7 @@ function sameCommand(
       return (
         command.type === "call" &&
         command.name === entry.name &&
-        canonicalize(command.args) === canonicalize(entry.args)
+        sameValue(command.args, entry.args)
       );
     case "timer.set":
       return command.type === "timer.set" && command.due === entry.due;
@@ -403,9 +442,7 @@ function sameCommand(
         command.type === "output" && command.stream === entry.stream && command.text === entry.text
       );
     case "run.completed":
-      return (
-        command.type === "complete" && canonicalize(command.result) === canonicalize(entry.result)
-      );
+      return command.type === "complete" && sameValue(command.result, entry.result);
     case "run.failed":
       return (
         command.type === "fail" &&

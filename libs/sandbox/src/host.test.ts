@@ -79,6 +79,14 @@ export default async function main(input: { n: number }) {
     });
   });
 
+  it("hides the host's gc even when the host exposes it", async () => {
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe("function"); // vitest runs with --expose-gc
+    const run = await instance("export default async () => [typeof gc, typeof globalThis.gc];");
+    expect(await run.start(null)).toEqual([
+      { type: "complete", result: ["undefined", "undefined"] },
+    ]);
+  });
+
   it("fails a runaway loop with CPU_LIMIT and keeps the host serving", async () => {
     const slow = new Sandbox({ cpuLimitMs: 200, mode: "async" });
     const script = await compileScript({

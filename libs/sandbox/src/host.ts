@@ -96,7 +96,7 @@ export class Sandbox {
       context.global.deleteSync("__rewind_host"); // before the script runs: it must never see these
       const fn = (name: string) =>
         host.getSync(name, { reference: true }) as ivm.Reference<(arg?: string) => string>;
-      instance.bind(fn("start"), fn("deliver"), fn("collect"));
+      instance.bind(fn("start"), fn("deliver"), fn("collect"), fn("callsites"));
       fn("init").applySync(undefined, [
         JSON.stringify({
           at: run.startAt,
@@ -190,6 +190,8 @@ export class ScriptInstance {
   private startFn!: GuestFn;
   private deliverFn!: GuestFn;
   private collectFn!: GuestFn;
+  private callsitesFn!: GuestFn;
+  private capturing = true;
   private state: "live" | "ended" | "evicted" = "live";
 
   constructor(
@@ -201,7 +203,8 @@ export class ScriptInstance {
   ) {}
 
   /** @internal */
-  bind(start: GuestFn, deliver: GuestFn, collect: GuestFn): void {
+  bind(start: GuestFn, deliver: GuestFn, collect: GuestFn, callsites: GuestFn): void {
+    this.callsitesFn = callsites;
     this.startFn = start;
     this.deliverFn = deliver;
     this.collectFn = collect;
@@ -227,6 +230,16 @@ export class ScriptInstance {
 
   deliver(event: GuestEvent): Promise<GuestCommand[]> {
     return this.activate(this.deliverFn, eventToWire(event));
+  }
+
+  /**
+   * Turns callsite capture on or off (a stack capture per command). The replay engine turns it off
+   * for batches it only checks against recorded entries, which carry their callsites already.
+   */
+  captureCallsites(on: boolean): void {
+    if (on === this.capturing || this.state !== "live") return;
+    this.capturing = on;
+    this.callsitesFn.applySync(undefined, [on ? "1" : "0"]);
   }
 
   dispose(): void {
@@ -258,8 +271,8 @@ export class ScriptInstance {
     const failure = await this.guard(async () => {
       if (this.sandbox.options.mode === "sync") fn.applySync(undefined, [arg], { timeout });
       else await fn.apply(undefined, [arg], { timeout });
-      // collect runs no script code (the runtime only joins what it queued), so it is sync.
-      batch = this.collectFn.applySync(undefined, [], { timeout });
+      // collect runs no code a script can reach: no time limit needed (and it saves a timer).
+      batch = this.collectFn.applySync(undefined, []);
     });
     if (failure !== undefined) return [{ type: "fail", error: failure }];
     try {

@@ -1,4 +1,5 @@
 import { parseDuration, type Duration } from "@rewind/core/duration";
+import { userCallsite } from "./callsite.js";
 import { ObjectDefineProperty, ObjectFreeze } from "./intrinsics.js";
 import { callTool, cancelTimer, failRun, nextSignal, setTimer } from "./scheduler.js";
 
@@ -54,14 +55,16 @@ export function installTimers(global: typeof globalThis): void {
     if (typeof callback !== "function") throw new TypeError("setInterval needs a function");
     const delay = Math.max(1, delayOf(ms));
     let handle = 0;
+    // Every tick's timer is labelled with the setInterval line (kept, so captured always).
+    const callsite = userCallsite();
     const arm = () => {
-      intervals.set(handle, setTimer(delay, tick));
+      intervals.set(handle, setTimer(delay, tick, callsite));
     };
     const tick = () => {
       arm(); // re-armed first, so a clearInterval inside the callback cancels the next tick
       callback(...args);
     };
-    handle = setTimer(delay, tick);
+    handle = setTimer(delay, tick, callsite);
     intervals.set(handle, handle);
     return handle;
   });

@@ -10,7 +10,7 @@ import { installEncoding } from "./encoding.js";
 import { installIntl } from "./intl.js";
 import { JsonParse, ObjectDefineProperty } from "./intrinsics.js";
 import { installRandom } from "./random.js";
-import { clock, collect, deliver, settleMain } from "./scheduler.js";
+import { clock, collect, deliver, settleMain, sites } from "./scheduler.js";
 import { limits } from "./serialize.js";
 import { installTime } from "./time.js";
 
@@ -25,8 +25,10 @@ const rewind = createRewindModule();
 let main: ((input: unknown) => unknown) | undefined;
 
 // Sources of non-determinism with no deterministic equivalent are removed outright.
-for (const name of ["WeakRef", "FinalizationRegistry", "SharedArrayBuffer", "Atomics"]) {
-  delete (global as Record<string, unknown>)[name];
+// `gc` exists when the host runs with --expose-gc (non-configurable, but writable): a script
+// must not drive the collector.
+for (const name of ["WeakRef", "FinalizationRegistry", "SharedArrayBuffer", "Atomics", "gc"]) {
+  if (!Reflect.deleteProperty(global, name)) (global as Record<string, unknown>)[name] = undefined;
 }
 
 const host = {
@@ -66,6 +68,10 @@ const host = {
   },
   deliver,
   collect,
+  /** "1" or "0": whether commands carry callsites (off while replaying recorded batches). */
+  callsites(on: string): void {
+    sites.capture = on === "1";
+  },
 };
 
 ObjectDefineProperty(global, "__rewind_host", { value: host, configurable: true });

@@ -39,41 +39,56 @@ const timers = new Map<number, PendingTimer>();
 const signalWaiters = new Map<string, ((payload: unknown) => void)[]>();
 const bufferedSignals = new Map<string, unknown[]>();
 let nextId = 1;
-let outcome: { ok: true; value: unknown } | { ok: false; error: unknown } | null = null;
+let callsInFlight = 0;
+/** The completion command, serialised when main settled (inside an activation, under its limit). */
+let outcome: string | null = null;
 let finished = false;
+/** Callsites cost a stack capture; the host turns them off while replaying recorded batches. */
+export const sites = { capture: true };
 
 function emit(fragment: string): void {
   if (!finished) batch[batch.length] = fragment;
+}
+
+/**
+ * `line:column` of the script line emitting a command, when the host wants callsites. A callsite
+ * kept to label a later command (a signal wait's timeout, an interval's next tick) is captured
+ * with `userCallsite()` always: the later command may be live even if this moment is replayed.
+ */
+export function site(): string {
+  return sites.capture ? userCallsite() : "";
 }
 
 export function callTool(name: string, args: unknown): Promise<unknown> {
   if (finished) return new Promise(() => {}); // the run is over; nothing more leaves the sandbox
   const wireArgs = toWire(args, `The arguments of tools.${name}()`);
   const id = nextId++;
+  const callsite = site();
   emit(
-    `{"t":"call","id":${id},"name":${JsonStringify(name)},"site":"${userCallsite()}","args":${wireArgs}}`,
+    `{"t":"call","id":${id},"name":${JsonStringify(name)},"site":"${callsite}","args":${wireArgs}}`,
   );
+  callsInFlight++;
   return new Promise((resolve, reject) => {
     calls.set(id, { resolve, reject });
   });
 }
 
 /** Sets a journaled timer; returns its id. `fire` runs when the host delivers `timer.fired`. */
-export function setTimer(delayMs: number, fire: () => void, site = userCallsite()): number {
+export function setTimer(delayMs: number, fire: () => void, callsite = site()): number {
   const id = nextId++;
   if (finished) return id;
-  emit(`{"t":"timer","id":${id},"due":${clock.now + delayMs},"site":"${site}"}`);
+  emit(`{"t":"timer","id":${id},"due":${clock.now + delayMs},"site":"${callsite}"}`);
   timers.set(id, { fire });
   return id;
 }
 
-export function cancelTimer(id: number, site = userCallsite()): void {
+export function cancelTimer(id: number, callsite = site()): void {
   if (!timers.delete(id)) return; // already fired, cancelled, or never a timer: nothing to journal
-  emit(`{"t":"cancel","id":${id},"site":"${site}"}`);
+  emit(`{"t":"cancel","id":${id},"site":"${callsite}"}`);
 }
 
 export function output(stream: "stdout" | "stderr", text: string): void {
-  emit(`{"t":"out","stream":"${stream}","site":"${userCallsite()}","text":${JsonStringify(text)}}`);
+  emit(`{"t":"out","stream":"${stream}","site":"${site()}","text":${JsonStringify(text)}}`);
 }
 
 /** Resolves with the next signal of that name (buffered if it arrived first), or undefined on timeout. */
@@ -82,13 +97,13 @@ export function nextSignal(name: string, timeoutMs: number | undefined): Promise
   if (buffered !== undefined && buffered.length > 0) {
     return Promise.resolve(buffered.shift());
   }
-  const site = userCallsite();
+  const callsite = userCallsite();
   return new Promise((resolve) => {
     let waiters = signalWaiters.get(name);
     if (waiters === undefined) signalWaiters.set(name, (waiters = []));
     let timerId = 0;
     const waiter = (payload: unknown) => {
-      if (timerId !== 0) cancelTimer(timerId, site);
+      if (timerId !== 0) cancelTimer(timerId, callsite);
       resolve(payload);
     };
     waiters.push(waiter);
@@ -100,28 +115,32 @@ export function nextSignal(name: string, timeoutMs: number | undefined): Promise
           if (index >= 0) waiters.splice(index, 1);
           resolve(undefined);
         },
-        site,
+        callsite,
       );
     }
   });
 }
 
-/** Called once with the settled main promise: the run ends when no tool call is in flight. */
+/**
+ * Called once with main's promise. The completion command is serialised as soon as main settles,
+ * inside the activation and under its CPU limit (a result's toJSON or getters are script code);
+ * it is emitted when no tool call is in flight.
+ */
 export function settleMain(promise: Promise<unknown>): void {
   void PromiseThen(
     promise,
     (value) => {
-      if (outcome === null) outcome = { ok: true, value };
+      if (outcome === null) outcome = completed(value);
     },
     (error) => {
-      if (outcome === null) outcome = { ok: false, error };
+      failRun(error);
     },
   );
 }
 
 /** An uncaught error outside main (a timer callback that throws) fails the run, as in Node. */
 export function failRun(error: unknown): void {
-  if (outcome === null) outcome = { ok: false, error };
+  if (outcome === null) outcome = `{"t":"done","ok":false,"error":${errorToWire(error)}}`;
 }
 
 export function deliver(eventJson: string): void {
@@ -132,6 +151,7 @@ export function deliver(eventJson: string): void {
       const call = calls.get(event.id);
       if (call === undefined) return;
       calls.delete(event.id);
+      callsInFlight--;
       if (event.ok) call.resolve(event.value);
       else call.reject(toGuestError(event.error));
       return;
@@ -165,27 +185,26 @@ export function deliver(eventJson: string): void {
  * The commands emitted since the last collect, as a JSON array. Called by the host after the
  * microtasks of a delivery have drained, which is also the only moment completion can be decided:
  * a run never ends while a tool call is in flight, because a forgotten call's continuation may
- * still make another call.
+ * still make another call. Runs no code a script can reach (no prototype method, no getter), so
+ * the host may call it without a time limit.
  */
 export function collect(): string {
-  if (!finished && outcome !== null && calls.size === 0) {
+  if (!finished && outcome !== null && callsInFlight === 0) {
     finished = true;
-    batch[batch.length] = completion(outcome);
+    batch[batch.length] = outcome;
   }
-  const text = `[${batch.join(",")}]`;
+  let text = "[";
+  for (let i = 0; i < batch.length; i++) text += i === 0 ? batch[i] : `,${batch[i]}`;
   batch.length = 0;
-  return text;
+  return `${text}]`;
 }
 
-function completion(settled: NonNullable<typeof outcome>): string {
-  if (settled.ok) {
-    try {
-      return `{"t":"done","ok":true,"value":${toWire(settled.value, "The run's result")}}`;
-    } catch (error) {
-      return `{"t":"done","ok":false,"error":${errorToWire(error)}}`;
-    }
+function completed(value: unknown): string {
+  try {
+    return `{"t":"done","ok":true,"value":${toWire(value, "The run's result")}}`;
+  } catch (error) {
+    return `{"t":"done","ok":false,"error":${errorToWire(error)}}`;
   }
-  return `{"t":"done","ok":false,"error":${errorToWire(settled.error)}}`;
 }
 
 function errorToWire(error: unknown): string {
