@@ -37,7 +37,7 @@ export default tseslint.config(
   },
   // Tests are outside the build's projects: linted without type information.
   {
-    files: ["**/*.test.ts", "load-tests/**/*.ts", "vitest.config.ts"],
+    files: ["**/*.test.ts", "**/test/**/*.ts", "load-tests/**/*.ts", "scripts/**/*.ts", "vitest.config.ts"],
     ...tseslint.configs.disableTypeChecked,
   },
   {
