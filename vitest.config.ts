@@ -1,11 +1,11 @@
 import { defineConfig } from "vitest/config";
 
 // Tests run against the TypeScript sources of the workspace packages (no build step needed).
-const conditions = ["@rewind/source", "node", "import", "default"];
+const conditions = ["@rewind/source", "module", "node", "development|production"];
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: conditions } },
+  ssr: { resolve: { conditions } },
   test: {
     include: ["libs/**/*.test.ts", "services/**/*.test.ts", "load-tests/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],

@@ -50,7 +50,7 @@ describe("rewind exec", () => {
     );
     expect(stderr).toContain("✓ completed");
     expect(code).toBe(0);
-    expect(stdout).toBe('shipping ch_A7\n{"status":"shipped","at":"2025-01-11T02:00:00.000Z"}\n');
+    expect(stdout).toBe('shipping ch_A7\n{"at":"2025-01-11T02:00:00.000Z","status":"shipped"}\n');
     const lines = readFileSync(out, "utf8").trim().split("\n");
     expect(JSON.parse(lines[0]!)).toMatchObject({
       kind: "run.started",

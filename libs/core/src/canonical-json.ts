@@ -91,6 +91,14 @@ export function parseJson(text: string): Json {
   return JSON.parse(text) as Json;
 }
 
+/**
+ * The value with its object keys in canonical order. Every value Rewind journals is in this form,
+ * so a script sees the same key order live, on replay, and from any store (jsonb keeps no order).
+ */
+export function inCanonicalOrder(value: unknown): Json {
+  return JSON.parse(canonicalize(value)) as Json;
+}
+
 /** Canonicalises a value that is already known to be JSON. */
 export function canonicalJson(value: Json): string {
   return canonicalize(value);

@@ -148,3 +148,43 @@ export function isTerminalEntry(entry: JournalEntry): boolean {
     entry.kind === "run.completed" || entry.kind === "run.failed" || entry.kind === "run.cancelled"
   );
 }
+
+/**
+ * The order of an entry's keys: seq, kind, at, callsite, then the kind's own fields in this order.
+ * Equal journals are then equal byte for byte, wherever they were stored (jsonb keeps no order).
+ */
+const FIELD_ORDER = [
+  "runId",
+  "scriptHash",
+  "input",
+  "seed",
+  "epoch",
+  "toolset",
+  "namespace",
+  "parent",
+  "name",
+  "args",
+  "callId",
+  "callSeq",
+  "result",
+  "error",
+  "due",
+  "timerSeq",
+  "stream",
+  "text",
+  "payload",
+  "reason",
+  "report",
+  "by",
+];
+const RANK = new Map(FIELD_ORDER.map((field, i) => [field, i]));
+
+export function orderEntry<T extends JournalEntry>(entry: T): T {
+  const source = entry as unknown as Record<string, unknown>;
+  const ordered: Record<string, unknown> = { seq: source.seq, kind: source.kind, at: source.at };
+  if (source.callsite !== undefined) ordered.callsite = source.callsite;
+  const rest = Object.keys(source).filter((k) => !(k in ordered) && k !== "callsite");
+  rest.sort((a, b) => (RANK.get(a) ?? 99) - (RANK.get(b) ?? 99) || (a < b ? -1 : 1));
+  for (const key of rest) if (source[key] !== undefined) ordered[key] = source[key];
+  return ordered as unknown as T;
+}

@@ -1,5 +1,5 @@
 export type { Json } from "./json.js";
-export { canonicalize, canonicalJson, parseJson } from "./canonical-json.js";
+export { canonicalize, canonicalJson, inCanonicalOrder, parseJson } from "./canonical-json.js";
 export { valueRef, valueRefOfCanonical, utf8Length, type ValueRef } from "./values.js";
 export { parseDuration, type Duration } from "./duration.js";
 export { newRunId, newSeed, isSeed, callIdOf } from "./ids.js";
@@ -8,6 +8,7 @@ export {
   isCommandEntry,
   isEventEntry,
   isTerminalEntry,
+  orderEntry,
   type JournalEntry,
   type CommandEntry,
   type EventEntry,

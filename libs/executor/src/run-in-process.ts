@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   RewindError,
   canonicalize,
+  inCanonicalOrder,
   newSeed,
   type CallEntry,
   type ErrorData,
@@ -100,7 +101,7 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
 
 function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEntry {
   const seed = options.seed ?? newSeed();
-  const input = options.input ?? null;
+  const input = inCanonicalOrder(options.input ?? null);
   const at = options.startAt ?? DEFAULT_START;
   // In mock mode the run id follows from what defines the run, so a repeat gives the same journal.
   const digest = createHash("sha256")

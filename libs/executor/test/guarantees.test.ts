@@ -146,6 +146,28 @@ describe("the executor's guarantees", () => {
     ]);
   });
 
+  it("shows a script every value in canonical key order, live and on replay alike", async () => {
+    const toolset = defineToolset("keys", {
+      get: async () => ({ zebra: 1, apple: 2, mango: { y: 1, b: 2 } }),
+    });
+    const source = `import { tools } from "rewind";
+      export default async (input: object) => {
+        const r = await tools.get({ z: 1, a: 2 });
+        return [Object.keys(input), Object.keys(r), Object.keys(r.mango)];
+      };`;
+    const live = await run(source, { toolset, input: { second: 2, first: 1 } });
+    const keys = [
+      ["first", "second"],
+      ["apple", "mango", "zebra"],
+      ["b", "y"],
+    ];
+    expect(live.result).toEqual(keys);
+    expect(live.journal[1]).toMatchObject({ kind: "call", args: { a: 2, z: 1 } });
+    expect(Object.keys((live.journal[1] as CallEntry).args as object)).toEqual(["a", "z"]);
+    const replayed = await run(source, { toolset, resume: live.journal.slice(0, 3) });
+    expect(replayed.result).toEqual(keys);
+  });
+
   it("sleeps ten days of virtual time in milliseconds", async () => {
     const started = performance.now();
     const result = await run(`import { sleep } from "rewind";

@@ -2,8 +2,10 @@ import {
   RewindError,
   callIdOf,
   canonicalize,
+  inCanonicalOrder,
   isEventEntry,
   isTerminalEntry,
+  orderEntry,
   type CallEntry,
   type CommandEntry,
   type ErrorData,
@@ -11,6 +13,7 @@ import {
   type GuestCommand,
   type GuestEvent,
   type JournalEntry,
+  type Json,
   type RunStartedEntry,
   type TimerSetEntry,
 } from "@rewind/core";
@@ -130,7 +133,12 @@ export class RunEngine {
         `Run ${this.runId} has ended (${this.ended}); it takes no more events`,
       );
     }
-    const entry = { seq: this.journal.length + 1, ...event, at: Math.max(event.at, this.now) };
+    const at = Math.max(event.at, this.now);
+    const entry = orderEntry({
+      ...inCanonicalValues(event),
+      seq: this.journal.length + 1,
+      at,
+    } as EventEntry);
     const guestEvent = this.accept(entry);
     const commands = await this.driver.deliver(guestEvent);
     return [entry, ...this.record(commands)];
@@ -146,11 +154,11 @@ export class RunEngine {
     if (this.ended === undefined)
       throw new RewindError("CONFLICT", "recordOutcome is for runs that have ended");
     if (!this.inFlight.delete(event.callSeq)) return [];
-    const entry = {
-      seq: this.journal.length + 1,
+    const entry = orderEntry({
       ...event,
+      seq: this.journal.length + 1,
       at: Math.max(event.at, this.now),
-    } as EventEntry;
+    } as EventEntry);
     this.journal.push(entry);
     return [entry];
   }
@@ -299,15 +307,16 @@ export class RunEngine {
       "callsite" in command && command.callsite !== "" ? { callsite: command.callsite } : {};
     switch (command.type) {
       case "call": {
-        const tooLarge = this.oversize(command.args, `The arguments of tools.${command.name}()`);
-        if (tooLarge) return { seq, kind: "run.failed", at, ...site, error: tooLarge };
+        const args = this.journalValue(command.args, `The arguments of tools.${command.name}()`);
+        if ("tooLarge" in args)
+          return { seq, kind: "run.failed", at, ...site, error: args.tooLarge };
         return {
           seq,
           kind: "call",
           at,
           ...site,
           name: command.name,
-          args: command.args,
+          args: args.value,
           callId: this.callIdFor(seq),
         };
       }
@@ -324,9 +333,9 @@ export class RunEngine {
       case "output":
         return { seq, kind: "output", at, ...site, stream: command.stream, text: command.text };
       case "complete": {
-        const tooLarge = this.oversize(command.result, "The run's result");
-        if (tooLarge) return { seq, kind: "run.failed", at, error: tooLarge };
-        return { seq, kind: "run.completed", at, result: command.result };
+        const result = this.journalValue(command.result, "The run's result");
+        if ("tooLarge" in result) return { seq, kind: "run.failed", at, error: result.tooLarge };
+        return { seq, kind: "run.completed", at, result: result.value };
       }
       case "fail":
         return { seq, kind: "run.failed", at, error: command.error };
@@ -388,13 +397,17 @@ export class RunEngine {
     return [];
   }
 
-  private oversize(value: unknown, what: string): ErrorData | undefined {
-    const bytes = Buffer.byteLength(canonicalize(value));
-    if (bytes <= this.maxValueBytes) return undefined;
+  /** The value in canonical key order, or the platform's verdict when it is too large. */
+  private journalValue(value: Json, what: string): { value: Json } | { tooLarge: ErrorData } {
+    const canonical = canonicalize(value);
+    const bytes = Buffer.byteLength(canonical);
+    if (bytes <= this.maxValueBytes) return { value: JSON.parse(canonical) as Json };
     return {
-      name: "RewindError",
-      code: "PAYLOAD_TOO_LARGE",
-      message: `${what} is ${bytes} bytes of JSON, over the limit of ${this.maxValueBytes} bytes: pass a smaller value`,
+      tooLarge: {
+        name: "RewindError",
+        code: "PAYLOAD_TOO_LARGE",
+        message: `${what} is ${bytes} bytes of JSON, over the limit of ${this.maxValueBytes} bytes: pass a smaller value`,
+      },
     };
   }
 
@@ -408,6 +421,18 @@ export class RunEngine {
       ...(command ? { replayed: labelCommand(command, start, (id) => this.seqOfId.get(id)) } : {}),
     };
     throw new DivergenceError(report);
+  }
+}
+
+/** An outside event with its value in canonical key order, as the journal holds it. */
+function inCanonicalValues(event: IncomingEvent): IncomingEvent {
+  switch (event.kind) {
+    case "call.result":
+      return { ...event, result: inCanonicalOrder(event.result) };
+    case "signal":
+      return { ...event, payload: inCanonicalOrder(event.payload) };
+    default:
+      return event;
   }
 }
 

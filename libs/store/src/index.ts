@@ -1,0 +1,18 @@
+export type {
+  Store,
+  StoredScript,
+  RunRecord,
+  RunStatus,
+  Lease,
+  RunAppend,
+  AppendOutcome,
+  InboxItem,
+  DueTimer,
+  ListRunsFilter,
+} from "./store.js";
+export { ENDED_STATUSES } from "./store.js";
+export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
+export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
+export { FolderBlobStore, type BlobStore } from "./blobs.js";
+export { SqlStore } from "./sql-store.js";
+export type { SqlClient } from "./sql.js";

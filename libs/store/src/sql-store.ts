@@ -1,0 +1,397 @@
+import { createHash, randomBytes } from "node:crypto";
+import { and, desc, eq, isNull, lt } from "drizzle-orm";
+import { type ErrorData, type Json, type JournalEntry, RewindError } from "@rewind/core";
+import type { BlobStore } from "./blobs.js";
+import {
+  INLINE_VALUE_LIMIT,
+  decodeEntry,
+  encodeEntry,
+  encodeValue,
+  refOf,
+  type EncodedValue,
+  type EntryRow,
+} from "./encoding.js";
+import * as schema from "./schema.js";
+import type { SqlClient } from "./sql.js";
+import type {
+  AppendOutcome,
+  DueTimer,
+  InboxItem,
+  Lease,
+  ListRunsFilter,
+  RunAppend,
+  RunRecord,
+  RunStatus,
+  Store,
+  StoredScript,
+} from "./store.js";
+
+/** A value as stored: its canonical JSON text inline, or the key of the blob holding it. */
+type ValueRow = { ref: string; body: string | null; blobKey: string | null; size: number };
+
+/** The store over SQL: the same code for Postgres and PGlite. */
+export class SqlStore implements Store {
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly blobs: BlobStore,
+  ) {}
+
+  get kind() {
+    return this.sql.kind;
+  }
+
+  close(): Promise<void> {
+    return this.sql.close();
+  }
+
+  async ensureNamespace(name: string): Promise<void> {
+    await this.sql.db.insert(schema.namespaces).values({ name }).onConflictDoNothing();
+  }
+
+  async createToken(namespace: string, label: string): Promise<string> {
+    await this.ensureNamespace(namespace);
+    const token = `rw_${randomBytes(24).toString("base64url")}`;
+    await this.sql.db
+      .insert(schema.apiTokens)
+      .values({ tokenHash: hashToken(token), namespace, label });
+    return token;
+  }
+
+  async authenticate(token: string): Promise<string | undefined> {
+    const rows = await this.sql.db
+      .select({ namespace: schema.apiTokens.namespace })
+      .from(schema.apiTokens)
+      .where(
+        and(eq(schema.apiTokens.tokenHash, hashToken(token)), isNull(schema.apiTokens.revokedAt)),
+      );
+    return rows[0]?.namespace;
+  }
+
+  async putScript(script: StoredScript): Promise<void> {
+    await this.sql.db.insert(schema.scripts).values(script).onConflictDoNothing();
+  }
+
+  async getScript(hash: string): Promise<StoredScript | undefined> {
+    const rows = await this.sql.db
+      .select({
+        hash: schema.scripts.hash,
+        entry: schema.scripts.entry,
+        code: schema.scripts.code,
+        sourceMap: schema.scripts.sourceMap,
+      })
+      .from(schema.scripts)
+      .where(eq(schema.scripts.hash, hash));
+    return rows[0];
+  }
+
+  async createRun({
+    started,
+    ttlMs,
+  }: {
+    started: JournalEntry & { kind: "run.started" };
+    ttlMs: number;
+  }): Promise<void> {
+    const { row, value } = encodeEntry(started);
+    const values = await this.prepareValues(value ? [value] : []);
+    await this.sql.transaction(async (tx) => {
+      await tx.query("INSERT INTO rw_namespaces (name) VALUES ($1) ON CONFLICT DO NOTHING", [
+        started.namespace,
+      ]);
+      await tx.query(
+        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, last_seq, ttl_ms)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, 1, $8)`,
+        [
+          started.runId,
+          started.namespace,
+          started.scriptHash,
+          started.toolset,
+          started.epoch,
+          started.parent?.runId ?? null,
+          started.parent?.seq ?? null,
+          ttlMs,
+        ],
+      );
+      await this.insertValues(tx, started.runId, values);
+      await tx.query(
+        "INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $2, $3, NULL, $4)",
+        [started.runId, row.kind, row.at, JSON.stringify(row.body)],
+      );
+    });
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const rows = await this.sql.db.select().from(schema.runs).where(eq(schema.runs.id, id));
+    return rows[0] === undefined ? undefined : this.toRecord(rows[0]);
+  }
+
+  async listRuns(filter: ListRunsFilter): Promise<RunRecord[]> {
+    const conditions = [eq(schema.runs.namespace, filter.namespace)];
+    if (filter.status !== undefined) conditions.push(eq(schema.runs.status, filter.status));
+    if (filter.before !== undefined) conditions.push(lt(schema.runs.id, filter.before));
+    const rows = await this.sql.db
+      .select()
+      .from(schema.runs)
+      .where(and(...conditions))
+      .orderBy(desc(schema.runs.id))
+      .limit(Math.min(filter.limit ?? 50, 1000));
+    return Promise.all(rows.map((row) => this.toRecord(row)));
+  }
+
+  async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
+    const rows = await this.sql.query<EntryRow>(
+      "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq",
+      [runId, fromSeq],
+    );
+    const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
+    const values = await this.loadValues(refs);
+    return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json));
+  }
+
+  async acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    options: { steal?: boolean } = {},
+  ): Promise<Lease | undefined> {
+    const rows = await this.sql.query<{ token: string; last_seq: number }>(
+      `UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
+              lease_expires_at = now() + $3 * interval '1 millisecond'
+        WHERE id = $1 AND ended_at IS NULL
+          AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
+        RETURNING lease_token AS token, last_seq`,
+      [runId, owner, ttlMs, options.steal === true],
+    );
+    const row = rows[0];
+    return row === undefined
+      ? undefined
+      : { runId, owner, token: Number(row.token), lastSeq: row.last_seq };
+  }
+
+  async renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void> {
+    if (runIds.length === 0) return;
+    await this.sql.query(
+      "UPDATE rw_runs SET lease_expires_at = now() + $3 * interval '1 millisecond' WHERE id = ANY($1) AND lease_owner = $2",
+      [runIds, owner, ttlMs],
+    );
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    await this.sql.query(
+      "UPDATE rw_runs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
+      [lease.runId, lease.owner, lease.token],
+    );
+  }
+
+  async commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]> {
+    if (appends.length === 0) return [];
+    const batch = [];
+    for (const append of appends) batch.push(await this.encodeAppend(append));
+    const rows = await this.sql.query<{ results: AppendOutcome[] }>(
+      "SELECT rw_commit($1::jsonb) AS results",
+      [JSON.stringify(batch)],
+    );
+    return rows[0]!.results;
+  }
+
+  async addInbox(
+    runId: string,
+    item: { kind: "signal" | "cancel"; name?: string; payload?: Json },
+  ): Promise<number> {
+    const value = encodeValue(item.payload ?? null);
+    const [prepared] = await this.prepareValues([value]);
+    return this.sql.transaction(async (tx) => {
+      await this.insertValues(tx, runId, [prepared!]);
+      const rows = await tx.query<{ id: string }>(
+        "INSERT INTO rw_inbox (run_id, kind, name, payload_ref) VALUES ($1, $2, $3, $4) RETURNING id",
+        [runId, item.kind, item.name ?? null, value.ref],
+      );
+      return Number(rows[0]!.id);
+    });
+  }
+
+  async pendingInbox(runId: string): Promise<InboxItem[]> {
+    const rows = await this.sql.query<{
+      id: string;
+      kind: "signal" | "cancel";
+      name: string | null;
+      payload_ref: string;
+    }>(
+      "SELECT id, kind, name, payload_ref FROM rw_inbox WHERE run_id = $1 AND consumed_seq IS NULL ORDER BY id",
+      [runId],
+    );
+    const values = await this.loadValues(rows.map((r) => r.payload_ref));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      runId,
+      kind: r.kind,
+      name: r.name,
+      payload: (values.get(r.payload_ref) ?? null) as Json,
+    }));
+  }
+
+  async dueTimers(now: number, limit: number): Promise<DueTimer[]> {
+    const rows = await this.sql.query<{ run_id: string; timer_seq: number; due_at: string }>(
+      `SELECT t.run_id, t.timer_seq, t.due_at FROM rw_timers t JOIN rw_runs r ON r.id = t.run_id
+        WHERE t.due_at <= $1 AND r.status <> 'quarantined' ORDER BY t.due_at, t.run_id, t.timer_seq LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((r) => ({ runId: r.run_id, timerSeq: r.timer_seq, dueAt: Number(r.due_at) }));
+  }
+
+  async openRuns(limit: number, afterId = ""): Promise<{ id: string; status: RunStatus }[]> {
+    return this.sql.query<{ id: string; status: RunStatus }>(
+      "SELECT id, status FROM rw_runs WHERE ended_at IS NULL AND status <> 'quarantined' AND id > $1 ORDER BY id LIMIT $2",
+      [afterId, limit],
+    );
+  }
+
+  async deleteExpired(now: Date): Promise<{ runs: number; values: number }> {
+    const runs = await this.sql.query("DELETE FROM rw_runs WHERE expires_at < $1 RETURNING id", [
+      now,
+    ]);
+    const orphans = await this.sql.query<{ ref: string; blob_key: string | null }>(
+      `DELETE FROM rw_values v WHERE NOT EXISTS (SELECT 1 FROM rw_run_values rv WHERE rv.ref = v.ref)
+         AND v.created_at < $1 RETURNING ref, blob_key`,
+      [now],
+    );
+    for (const orphan of orphans)
+      if (orphan.blob_key !== null) await this.blobs.delete(orphan.blob_key);
+    return { runs: runs.length, values: orphans.length };
+  }
+
+  // ---- values
+
+  /** Large values go to the blob store first: the row that refers to a blob commits after it. */
+  private async prepareValues(values: readonly EncodedValue[]): Promise<ValueRow[]> {
+    const rows: ValueRow[] = [];
+    for (const value of values) {
+      if (value.size > INLINE_VALUE_LIMIT) {
+        const key = value.ref.slice("sha256:".length);
+        await this.blobs.put(key, value.canonical);
+        rows.push({ ref: value.ref, body: null, blobKey: key, size: value.size });
+      } else {
+        rows.push({ ref: value.ref, body: value.canonical, blobKey: null, size: value.size });
+      }
+    }
+    return rows;
+  }
+
+  private async insertValues(
+    tx: Pick<SqlClient, "query">,
+    runId: string,
+    values: readonly ValueRow[],
+  ): Promise<void> {
+    for (const v of values) {
+      await tx.query(
+        "INSERT INTO rw_values (ref, body, blob_key, size) VALUES ($1, $2, $3, $4) ON CONFLICT (ref) DO NOTHING",
+        [v.ref, v.body, v.blobKey, v.size],
+      );
+      await tx.query(
+        "INSERT INTO rw_run_values (run_id, ref) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        [runId, v.ref],
+      );
+    }
+  }
+
+  private async loadValues(refs: readonly string[]): Promise<Map<string, Json>> {
+    const values = new Map<string, Json>();
+    if (refs.length === 0) return values;
+    const rows = await this.sql.query<{
+      ref: string;
+      body: string | null;
+      blob_key: string | null;
+    }>("SELECT ref, body, blob_key FROM rw_values WHERE ref = ANY($1)", [refs]);
+    for (const row of rows) {
+      const canonical = row.blob_key === null ? row.body! : await this.blobs.get(row.blob_key);
+      values.set(row.ref, JSON.parse(canonical) as Json);
+    }
+    for (const ref of refs) {
+      if (!values.has(ref))
+        throw new RewindError("SANDBOX_ERROR", `The value ${ref} is missing from the store`);
+    }
+    return values;
+  }
+
+  private async encodeAppend(append: RunAppend) {
+    const rows: EntryRow[] = [];
+    const encoded: EncodedValue[] = [];
+    const timersSet: { seq: number; due: number }[] = [];
+    const timersCleared: number[] = [];
+    let ended = false;
+    let resultRef: string | undefined;
+    let error: ErrorData | undefined;
+    for (const entry of append.entries) {
+      const { row, value } = encodeEntry(entry);
+      rows.push(row);
+      if (value) encoded.push(value);
+      switch (entry.kind) {
+        case "timer.set":
+          timersSet.push({ seq: entry.seq, due: entry.due });
+          break;
+        case "timer.cancel":
+          timersCleared.push(entry.timerSeq);
+          break;
+        case "timer.fired":
+          timersCleared.push(entry.timerSeq);
+          break;
+        case "run.completed":
+          ended = true;
+          resultRef = value!.ref;
+          break;
+        case "run.failed":
+          ended = true;
+          error = entry.error;
+          break;
+        case "run.cancelled":
+          ended = true;
+          break;
+        default:
+          break;
+      }
+    }
+    const values = await this.prepareValues(encoded);
+    const last = append.entries.at(-1);
+    return {
+      runId: append.lease.runId,
+      owner: append.lease.owner,
+      token: append.lease.token,
+      afterSeq: append.afterSeq,
+      lastSeq: last === undefined ? append.afterSeq : last.seq,
+      status: append.status,
+      ended,
+      resultRef,
+      error,
+      entries: rows,
+      values,
+      timersSet,
+      timersCleared,
+      inboxConsumed: append.inboxConsumed ?? [],
+    };
+  }
+
+  private async toRecord(row: typeof schema.runs.$inferSelect): Promise<RunRecord> {
+    const record: RunRecord = {
+      id: row.id,
+      namespace: row.namespace,
+      scriptHash: row.scriptHash,
+      toolset: row.toolset,
+      epoch: row.epoch,
+      status: row.status as RunStatus,
+      lastSeq: row.lastSeq,
+      ttlMs: row.ttlMs,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
+    };
+    if (row.parentId !== null) record.parent = { runId: row.parentId, seq: row.parentSeq ?? 0 };
+    if (row.resultRef !== null)
+      record.result = (await this.loadValues([row.resultRef])).get(row.resultRef)!;
+    if (row.error !== null) record.error = row.error as ErrorData;
+    if (row.endedAt !== null) record.endedAt = row.endedAt;
+    if (row.expiresAt !== null) record.expiresAt = row.expiresAt;
+    return record;
+  }
+}
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}

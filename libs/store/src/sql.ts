@@ -1,0 +1,89 @@
+import { PGlite } from "@electric-sql/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import pg from "pg";
+import * as schema from "./schema.js";
+
+/** A transaction: parameterised queries, and `exec` for a script of several statements. */
+export interface SqlTx {
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  exec(script: string): Promise<void>;
+}
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/**
+ * The two drivers behind one store: node-postgres for a Postgres server, PGlite (Postgres in
+ * WebAssembly, in-process, on a folder) for the embedded default. Both speak the same SQL, so the
+ * store is written once against this small interface and the conformance suite runs on both.
+ */
+export interface SqlClient {
+  readonly kind: "postgres" | "pglite";
+  /** drizzle over the same connection(s), for typed queries. */
+  readonly db: Db;
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs `body` in one transaction on one connection. */
+  transaction<T>(body: (tx: SqlTx) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function postgresClient(url: string, poolSize = 10): SqlClient {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client's error (a restarted server) must not crash the process: the next query fails.
+  pool.on("error", () => {});
+  return {
+    kind: "postgres",
+    db: drizzleNodePg(pool, { schema }) as unknown as Db,
+    async query<T>(text: string, params: readonly unknown[] = []) {
+      const result = await pool.query(text, params as unknown[]);
+      return result.rows as T[];
+    },
+    async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await body({
+          query: async <R>(text: string, params: readonly unknown[] = []) =>
+            (await client.query(text, params as unknown[])).rows as R[],
+          // Without parameters node-postgres uses the simple protocol: several statements at once.
+          exec: async (script: string) => {
+            await client.query(script);
+          },
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+export async function pgliteClient(dataDir: string | undefined): Promise<SqlClient> {
+  const db = dataDir === undefined ? new PGlite() : new PGlite(dataDir);
+  await db.waitReady;
+  return {
+    kind: "pglite",
+    db: drizzlePglite(db, { schema }) as unknown as Db,
+    async query<T>(text: string, params: readonly unknown[] = []) {
+      return (await db.query<T>(text, params as unknown[])).rows;
+    },
+    async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
+      return db.transaction(async (tx) =>
+        body({
+          query: async <R>(text: string, params: readonly unknown[] = []) =>
+            (await tx.query<R>(text, params as unknown[])).rows,
+          exec: async (script: string) => {
+            await tx.exec(script);
+          },
+        }),
+      );
+    },
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,125 @@
+import type { ErrorData, Json, JournalEntry, RunStartedEntry } from "@rewind/core";
+
+export type RunStatus =
+  "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
+export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
+
+export interface StoredScript {
+  hash: string;
+  entry: string;
+  code: string;
+  sourceMap: string;
+}
+
+export interface RunRecord {
+  id: string;
+  namespace: string;
+  scriptHash: string;
+  toolset: string;
+  epoch: number;
+  status: RunStatus;
+  parent?: { runId: string; seq: number };
+  lastSeq: number;
+  result?: Json;
+  error?: ErrorData;
+  ttlMs: number;
+  createdAt: Date;
+  updatedAt: Date;
+  endedAt?: Date;
+  expiresAt?: Date;
+}
+
+/** The right to append to one run's journal: held by one owner; the token fences stale owners. */
+export interface Lease {
+  runId: string;
+  owner: string;
+  token: number;
+  /** The journal's last seq when the lease was taken. */
+  lastSeq: number;
+}
+
+/** Entries to append to one run's journal, fenced by its lease and by the seq they follow. */
+export interface RunAppend {
+  lease: Lease;
+  afterSeq: number;
+  entries: readonly JournalEntry[];
+  status: RunStatus;
+  /** Inbox items these entries consumed, with the seq of the entry each became. */
+  inboxConsumed?: readonly { id: number; seq: number }[];
+}
+
+export type AppendOutcome = "ok" | "lease_lost";
+
+export interface InboxItem {
+  id: number;
+  runId: string;
+  kind: "signal" | "cancel";
+  name: string | null;
+  payload: Json;
+}
+
+export interface DueTimer {
+  runId: string;
+  timerSeq: number;
+  dueAt: number;
+}
+
+export interface ListRunsFilter {
+  namespace: string;
+  status?: RunStatus;
+  limit?: number;
+  /** Runs created before this run (by id order), for paging. */
+  before?: string;
+}
+
+/**
+ * Everything Rewind keeps. Two backends, one implementation: Postgres through `pg` and the
+ * embedded PGlite; both pass test/conformance.ts.
+ */
+export interface Store {
+  readonly kind: "postgres" | "pglite";
+  close(): Promise<void>;
+
+  ensureNamespace(name: string): Promise<void>;
+  /** A new API token for a namespace; only its hash is stored, so it is returned once. */
+  createToken(namespace: string, label: string): Promise<string>;
+  /** The namespace a token grants, or undefined for an unknown or revoked token. */
+  authenticate(token: string): Promise<string | undefined>;
+
+  putScript(script: StoredScript): Promise<void>;
+  getScript(hash: string): Promise<StoredScript | undefined>;
+
+  /** Stores a new run (status queued) with its journal's first entry, `run.started`. */
+  createRun(run: { started: RunStartedEntry; ttlMs: number }): Promise<void>;
+  getRun(id: string): Promise<RunRecord | undefined>;
+  listRuns(filter: ListRunsFilter): Promise<RunRecord[]>;
+  readJournal(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
+
+  /**
+   * Takes the run's lease if it is free, expired, or already this owner's (a new token each time).
+   * `steal` takes it regardless: for a process that knows every other owner is gone.
+   */
+  acquireLease(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    options?: { steal?: boolean },
+  ): Promise<Lease | undefined>;
+  renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void>;
+  releaseLease(lease: Lease): Promise<void>;
+  /** Appends for many runs in one commit; each run's append is fenced on its own. */
+  commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]>;
+
+  /** An outside event for a run; only the run's owner turns it into a journal entry. */
+  addInbox(
+    runId: string,
+    item: { kind: "signal" | "cancel"; name?: string; payload?: Json },
+  ): Promise<number>;
+  pendingInbox(runId: string): Promise<InboxItem[]>;
+  dueTimers(now: number, limit: number): Promise<DueTimer[]>;
+  /** Runs that have not ended: what a reconciler makes sure someone is working on. */
+  openRuns(limit: number, afterId?: string): Promise<{ id: string; status: RunStatus }[]>;
+
+  /** Deletes runs whose TTL has passed, and values no run refers to any more. */
+  deleteExpired(now: Date): Promise<{ runs: number; values: number }>;
+}

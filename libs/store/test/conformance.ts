@@ -1,0 +1,302 @@
+/**
+ * The one suite every store backend passes (Postgres and PGlite run it in the files beside this).
+ * It pins the store's contract: fenced appends, group commit, timers, inbox, values stored once,
+ * blobs, retention, schema checks.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
+import { checkSchema, type SqlClient, type Store } from "../src/index.js";
+
+export interface Backend {
+  open(): Promise<{ store: Store; sql: SqlClient; blobDir: string; close(): Promise<void> }>;
+}
+
+let counter = 0;
+function started(overrides: Partial<RunStartedEntry> = {}): RunStartedEntry {
+  counter++;
+  return {
+    seq: 1,
+    kind: "run.started",
+    at: 1_000,
+    runId: `run_conf_${Date.now().toString(36)}_${counter.toString().padStart(4, "0")}`,
+    scriptHash: "sha256:script",
+    input: { order: counter },
+    seed: "ab".repeat(32),
+    epoch: 1,
+    toolset: "shop",
+    namespace: "default",
+    ...overrides,
+  };
+}
+const call = (seq: number, args: unknown = { n: seq }): CallEntry => ({
+  seq,
+  kind: "call",
+  at: 1_000,
+  callsite: "s.ts:3:5",
+  name: "charge",
+  args: args as CallEntry["args"],
+  callId: `r/${seq}`,
+});
+
+export function conformance(name: string, backend: Backend): void {
+  describe(`store conformance: ${name}`, () => {
+    let store: Store;
+    let sql: SqlClient;
+    let blobDir: string;
+    let close: () => Promise<void>;
+
+    beforeAll(async () => {
+      ({ store, sql, blobDir, close } = await backend.open());
+      await store.putScript({ hash: "sha256:script", entry: "s.ts", code: "x", sourceMap: "{}" });
+    });
+    afterAll(async () => close());
+
+    async function newRun(overrides: Partial<RunStartedEntry> = {}) {
+      const entry = started(overrides);
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      const lease = (await store.acquireLease(entry.runId, "owner-a", 30_000))!;
+      return { entry, lease };
+    }
+
+    it("stores scripts once, by hash", async () => {
+      await store.putScript({
+        hash: "sha256:script",
+        entry: "other.ts",
+        code: "y",
+        sourceMap: "{}",
+      });
+      expect(await store.getScript("sha256:script")).toEqual({
+        hash: "sha256:script",
+        entry: "s.ts",
+        code: "x",
+        sourceMap: "{}",
+      });
+      expect(await store.getScript("sha256:nope")).toBeUndefined();
+    });
+
+    it("creates a run with its run.started entry and reads the journal back byte for byte", async () => {
+      const { entry, lease } = await newRun();
+      expect(await store.getRun(entry.runId)).toMatchObject({
+        id: entry.runId,
+        status: "queued",
+        lastSeq: 1,
+        toolset: "shop",
+        epoch: 1,
+      });
+      const entries: JournalEntry[] = [
+        call(2),
+        // Journaled values are in canonical key order (the engine puts them so).
+        {
+          seq: 3,
+          kind: "call.result",
+          at: 1_500,
+          callSeq: 2,
+          result: { id: "ch_1", nested: { a: [1, 2], z: 1 } },
+        },
+        { seq: 4, kind: "output", at: 1_500, callsite: "s.ts:4:1", stream: "stdout", text: "hi\n" },
+        { seq: 5, kind: "run.completed", at: 1_500, result: { ok: true } },
+      ];
+      expect(await store.commit([{ lease, afterSeq: 1, entries, status: "completed" }])).toEqual([
+        "ok",
+      ]);
+      const journal = await store.readJournal(entry.runId);
+      expect(JSON.stringify(journal)).toBe(JSON.stringify([entry, ...entries]));
+      const run = await store.getRun(entry.runId);
+      expect(run).toMatchObject({ status: "completed", lastSeq: 5, result: { ok: true } });
+      expect(run!.endedAt).toBeInstanceOf(Date);
+      expect(run!.expiresAt!.getTime()).toBeGreaterThan(run!.endedAt!.getTime());
+      expect(await store.readJournal(entry.runId, 4)).toHaveLength(2);
+    });
+
+    it("refuses an append from a stale lease or after the wrong seq, writing nothing of it", async () => {
+      const { entry, lease } = await newRun();
+      const newer = await store.acquireLease(entry.runId, "owner-b", 30_000, { steal: true });
+      expect(newer!.token).toBe(lease.token + 1);
+      expect(
+        await store.commit([{ lease, afterSeq: 1, entries: [call(2)], status: "running" }]),
+      ).toEqual(["lease_lost"]);
+      expect(
+        await store.commit([{ lease: newer!, afterSeq: 3, entries: [call(4)], status: "running" }]),
+      ).toEqual(["lease_lost"]);
+      expect(await store.readJournal(entry.runId)).toHaveLength(1);
+      expect(
+        await store.commit([{ lease: newer!, afterSeq: 1, entries: [call(2)], status: "running" }]),
+      ).toEqual(["ok"]);
+      // The same append twice (a redelivered activation) is refused the second time.
+      expect(
+        await store.commit([{ lease: newer!, afterSeq: 1, entries: [call(2)], status: "running" }]),
+      ).toEqual(["lease_lost"]);
+      expect(await store.readJournal(entry.runId)).toHaveLength(2);
+    });
+
+    it("commits many runs at once, each fenced on its own", async () => {
+      const a = await newRun();
+      const b = await newRun();
+      const stale = { ...b.lease, token: b.lease.token - 1 };
+      const outcomes = await store.commit([
+        { lease: a.lease, afterSeq: 1, entries: [call(2)], status: "running" },
+        { lease: stale, afterSeq: 1, entries: [call(2)], status: "running" },
+      ]);
+      expect(outcomes).toEqual(["ok", "lease_lost"]);
+      expect(await store.readJournal(a.entry.runId)).toHaveLength(2);
+      expect(await store.readJournal(b.entry.runId)).toHaveLength(1);
+    });
+
+    it("leases: one owner at a time; the same owner again gets a new token", async () => {
+      const entry = started();
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      const first = await store.acquireLease(entry.runId, "w1", 30_000);
+      expect(first).toMatchObject({ owner: "w1", lastSeq: 1 });
+      expect(await store.acquireLease(entry.runId, "w2", 30_000)).toBeUndefined();
+      const again = await store.acquireLease(entry.runId, "w1", 30_000);
+      expect(again!.token).toBeGreaterThan(first!.token);
+      await store.releaseLease(again!);
+      expect(await store.acquireLease(entry.runId, "w2", 30_000)).toMatchObject({ owner: "w2" });
+      const expiring = started();
+      await store.createRun({ started: expiring, ttlMs: 60_000 });
+      await store.acquireLease(expiring.runId, "w1", 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await store.acquireLease(expiring.runId, "w2", 30_000)).toMatchObject({ owner: "w2" });
+    });
+
+    it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {
+      const { entry, lease } = await newRun();
+      await store.commit([
+        {
+          lease,
+          afterSeq: 1,
+          entries: [
+            { seq: 2, kind: "timer.set", at: 1_000, due: 5_000 },
+            { seq: 3, kind: "timer.set", at: 1_000, due: 9_000 },
+          ],
+          status: "waiting",
+        },
+      ]);
+      const mine = async (now: number) =>
+        (await store.dueTimers(now, 100)).filter((t) => t.runId === entry.runId);
+      expect(await mine(4_999)).toEqual([]);
+      expect(await mine(9_000)).toEqual([
+        { runId: entry.runId, timerSeq: 2, dueAt: 5_000 },
+        { runId: entry.runId, timerSeq: 3, dueAt: 9_000 },
+      ]);
+      await store.commit([
+        {
+          lease,
+          afterSeq: 3,
+          entries: [{ seq: 4, kind: "timer.fired", at: 5_000, timerSeq: 2 }],
+          status: "waiting",
+        },
+      ]);
+      expect((await mine(9_000)).map((t) => t.timerSeq)).toEqual([3]);
+      await store.commit([
+        {
+          lease,
+          afterSeq: 4,
+          entries: [{ seq: 5, kind: "run.cancelled", at: 5_000 }],
+          status: "cancelled",
+        },
+      ]);
+      expect(await mine(9_000)).toEqual([]);
+    });
+
+    it("holds outside events in the inbox until the owner journals them", async () => {
+      const { entry, lease } = await newRun();
+      const first = await store.addInbox(entry.runId, {
+        kind: "signal",
+        name: "approval",
+        payload: { approved: true },
+      });
+      const second = await store.addInbox(entry.runId, { kind: "cancel" });
+      expect(await store.pendingInbox(entry.runId)).toEqual([
+        {
+          id: first,
+          runId: entry.runId,
+          kind: "signal",
+          name: "approval",
+          payload: { approved: true },
+        },
+        { id: second, runId: entry.runId, kind: "cancel", name: null, payload: null },
+      ]);
+      await store.commit([
+        {
+          lease,
+          afterSeq: 1,
+          entries: [
+            { seq: 2, kind: "signal", at: 2_000, name: "approval", payload: { approved: true } },
+          ],
+          status: "running",
+          inboxConsumed: [{ id: first, seq: 2 }],
+        },
+      ]);
+      expect((await store.pendingInbox(entry.runId)).map((i) => i.id)).toEqual([second]);
+    });
+
+    it("stores identical values once, and values over 64 KiB in the blob store", async () => {
+      const big = { text: "x".repeat(70 * 1024) };
+      const a = await newRun({ input: big });
+      const b = await newRun({ input: big });
+      const rows = await sql.query<{ n: string }>(
+        "SELECT count(*) AS n FROM rw_values WHERE blob_key IS NOT NULL",
+      );
+      expect(Number(rows[0]!.n)).toBe(1);
+      expect(
+        readdirSync(blobDir, { recursive: true }).filter((f) => String(f).length > 60),
+      ).toHaveLength(1);
+      expect((await store.readJournal(a.entry.runId))[0]).toEqual(a.entry);
+      expect((await store.readJournal(b.entry.runId))[0]).toEqual(b.entry);
+    });
+
+    it("lists runs by namespace and status, newest first, with paging", async () => {
+      const ns = `ns_${counter}`;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await newRun({ namespace: ns })).entry.runId);
+      const all = await store.listRuns({ namespace: ns });
+      expect(all.map((r) => r.id)).toEqual([...ids].reverse());
+      expect(
+        (await store.listRuns({ namespace: ns, limit: 1, before: ids[2] })).map((r) => r.id),
+      ).toEqual([ids[1]]);
+      expect(await store.listRuns({ namespace: ns, status: "completed" })).toEqual([]);
+      expect((await store.openRuns(1000)).map((r) => r.id)).toEqual(expect.arrayContaining(ids));
+    });
+
+    it("authenticates tokens by hash", async () => {
+      const token = await store.createToken("team-a", "ci");
+      expect(await store.authenticate(token)).toBe("team-a");
+      expect(await store.authenticate(`${token}x`)).toBeUndefined();
+      const rows = await sql.query("SELECT 1 FROM rw_api_tokens WHERE token_hash = $1", [token]);
+      expect(rows).toEqual([]); // never stored in the clear
+    });
+
+    it("deletes expired runs and the values only they used", async () => {
+      const unique = { only: `for-${counter}`, pad: "y".repeat(70 * 1024) };
+      const { entry, lease } = await newRun({ input: unique });
+      await store.commit([
+        {
+          lease,
+          afterSeq: 1,
+          entries: [{ seq: 2, kind: "run.completed", at: 1, result: null }],
+          status: "completed",
+        },
+      ]);
+      const blobsBefore = readdirSync(blobDir, { recursive: true }).length;
+      const result = await store.deleteExpired(new Date(Date.now() + 120_000));
+      expect(result.runs).toBeGreaterThanOrEqual(1);
+      expect(await store.getRun(entry.runId)).toBeUndefined();
+      expect(await store.readJournal(entry.runId)).toEqual([]);
+      expect(readdirSync(blobDir, { recursive: true }).length).toBeLessThan(blobsBefore);
+      expect(existsSync(blobDir)).toBe(true);
+    });
+
+    it("refuses a database whose schema is newer than this build", async () => {
+      await sql.query(
+        "INSERT INTO rw_schema_migrations (version, name) VALUES (999, 'from-the-future')",
+      );
+      await expect(checkSchema(sql)).rejects.toThrow(
+        /schema is version 999, newer than this build/,
+      );
+      await sql.query("DELETE FROM rw_schema_migrations WHERE version = 999");
+      await expect(checkSchema(sql)).resolves.toBeUndefined();
+    });
+  });
+}
