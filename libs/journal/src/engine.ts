@@ -138,7 +138,7 @@ export class RunEngine {
       ...inCanonicalValues(event),
       seq: this.journal.length + 1,
       at,
-    } as EventEntry);
+    });
     const guestEvent = this.accept(entry);
     const commands = await this.driver.deliver(guestEvent);
     return [entry, ...this.record(commands)];
@@ -158,7 +158,7 @@ export class RunEngine {
       ...event,
       seq: this.journal.length + 1,
       at: Math.max(event.at, this.now),
-    } as EventEntry);
+    });
     this.journal.push(entry);
     return [entry];
   }

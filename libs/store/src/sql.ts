@@ -34,7 +34,7 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
   pool.on("error", () => {});
   return {
     kind: "postgres",
-    db: drizzleNodePg(pool, { schema }) as unknown as Db,
+    db: drizzleNodePg(pool, { schema }),
     async query<T>(text: string, params: readonly unknown[] = []) {
       const result = await pool.query(text, params as unknown[]);
       return result.rows as T[];
