@@ -20,6 +20,7 @@ import {
 import type { CompiledScript, Sandbox } from "@rewind/sandbox";
 import { EMPTY_TOOLSET, type Toolset } from "@rewind/sdk";
 import { invokeTool, type CallOutcome } from "./invoke.js";
+import { toolNotFound, unsafeToRepeat } from "./verdicts.js";
 import { VirtualSchedule } from "./virtual-clock.js";
 
 /** A signal to deliver in mock mode, `afterMs` after the run's start on the virtual clock. */
@@ -178,16 +179,7 @@ class MockRun {
       if (this.inFlight.has(call.seq) || this.isNew(call)) continue;
       const tool = this.toolset.tools.get(call.name);
       if (tool?.unsafeToRepeat) {
-        this.commit(
-          this.engine.fail({
-            name: "RewindError",
-            code: "UNSAFE_TO_REPEAT",
-            message:
-              `The call tools.${call.name}() at seq ${call.seq} (callId ${call.callId}) was in flight when the run ` +
-              `stopped, and ${this.toolset.name}.${call.name} is marked unsafeToRepeat, so it is not called again: ` +
-              `check whether it took effect, then fork the run`,
-          }),
-        );
+        this.commit(this.engine.fail(unsafeToRepeat(call, this.toolset.name)));
         return;
       }
       this.invoke(call);
@@ -232,7 +224,9 @@ class MockRun {
         case "call": {
           if (this.engine.outcome !== undefined) break;
           if (!this.toolset.tools.has(entry.name)) {
-            this.commit(this.engine.fail(toolNotFound(entry.name, this.toolset)));
+            this.commit(
+              this.engine.fail(toolNotFound(entry.name, this.toolset.name, this.toolset)),
+            );
             break;
           }
           this.invoke(entry);
@@ -311,19 +305,4 @@ function outcomeEvent(
   return outcome.ok
     ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at }
     : { kind: "call.error", callSeq: call.seq, error: outcome.error, at };
-}
-
-function toolNotFound(name: string, toolset: Toolset): ErrorData {
-  const known = [...toolset.tools.keys()];
-  const hint =
-    name === "fetch"
-      ? "fetch is a journaled tool call: add a `fetch` tool to the toolset to let scripts use it"
-      : known.length > 0
-        ? `it has ${known.map((k) => `"${k}"`).join(", ")}`
-        : "it has no tools";
-  return {
-    name: "RewindError",
-    code: "TOOL_NOT_FOUND",
-    message: `The script called tools.${name}(), but toolset "${toolset.name}" has no tool "${name}": ${hint}`,
-  };
 }

@@ -163,6 +163,20 @@ export class RunEngine {
     return [entry];
   }
 
+  /** Ends the run because someone cancelled it (through its inbox). Calls in flight still record outcomes. */
+  cancel(reason?: string): JournalEntry[] {
+    if (this.ended !== undefined) return [];
+    const entry = orderEntry({
+      seq: this.journal.length + 1,
+      kind: "run.cancelled",
+      at: this.now,
+      ...(reason === undefined ? {} : { reason }),
+    });
+    this.journal.push(entry);
+    this.ended = "cancelled";
+    return [entry];
+  }
+
   /** Ends the run with a platform verdict (an unknown tool, a call unsafe to repeat, a limit). */
   fail(error: ErrorData): JournalEntry[] {
     if (this.ended !== undefined) return [];
@@ -224,9 +238,7 @@ export class RunEngine {
           next++;
           continue;
         case "run.cancelled":
-          this.journal.push(entry);
-          this.ended = "cancelled";
-          return [];
+          return this.adoptVerdict(entry, recorded, next);
         case "run.quarantined":
         case "run.released":
           this.journal.push(entry);
@@ -381,7 +393,7 @@ export class RunEngine {
     at: number,
   ): JournalEntry[] {
     this.journal.push(entry);
-    this.ended = "failed";
+    this.ended = entry.kind === "run.cancelled" ? "cancelled" : "failed";
     // After a verdict only the outcomes of calls that were in flight, and bookkeeping, may follow.
     for (const rest of recorded.slice(at + 1)) {
       if (rest.kind === "call.result" || rest.kind === "call.error")

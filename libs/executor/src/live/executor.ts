@@ -1,0 +1,343 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  RewindError,
+  inCanonicalOrder,
+  type CallEntry,
+  type ErrorData,
+  type JournalEntry,
+  type OutputEntry,
+} from "@rewind/core";
+import { DivergenceError, RunEngine } from "@rewind/journal";
+import type { CompiledScript, Sandbox } from "@rewind/sandbox";
+import type { Toolset } from "@rewind/sdk";
+import { ENDED_STATUSES, type RunAppend, type RunStatus, type Store } from "@rewind/store";
+import { invokeTool } from "../invoke.js";
+import { toolNotFound, unsafeToRepeat } from "../verdicts.js";
+import { GroupCommitter } from "./group-commit.js";
+import { HotRun, outcomeEvent } from "./hot-run.js";
+
+export interface ExecutorOptions {
+  store: Store;
+  sandbox: Sandbox;
+  toolsets: ReadonlyMap<string, Toolset>;
+  /** This process's lease owner name: unique per process incarnation. */
+  owner: string;
+  leaseTtlMs?: number;
+  maxHotRuns?: number;
+  maxValueBytes?: number;
+  /** Take leases whatever their state: for a single-process platform recovering after a crash. */
+  stealLeases?: boolean;
+  now?: () => number;
+  /** Output, once committed: what clients are shown. */
+  onOutput?: (runId: string, entry: OutputEntry) => void;
+  onEnded?: (runId: string, status: RunStatus) => void;
+  /** An activation that failed (the store unreachable …); it is retried. */
+  onError?: (runId: string, error: unknown) => void;
+}
+
+/**
+ * Executes runs live against the store: one owner per run (a lease with a fencing token), events
+ * processed one at a time per run, each batch of entries committed (group commit across runs)
+ * before anything it causes happens. Hot runs stay in memory; a cold run is replayed from its
+ * journal. If a commit fails, the hot copy is dropped: the journal, not memory, says where a run is.
+ */
+export class Executor {
+  private readonly hot = new Map<string, HotRun>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly scripts = new Map<string, Promise<CompiledScript>>();
+  private readonly committer: GroupCommitter;
+  private readonly leaseTtlMs: number;
+  private readonly now: () => number;
+  private renewal: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: ExecutorOptions) {
+    this.committer = new GroupCommitter(options.store);
+    this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
+    this.now = options.now ?? Date.now;
+    this.renewal = setInterval(() => void this.renewLeases(), this.leaseTtlMs / 3);
+    this.renewal.unref();
+  }
+
+  /** The doorbell: run R may have something to process. Activations of one run never overlap. */
+  activate(runId: string): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const previous = this.chains.get(runId) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.process(runId))
+      .catch((error: unknown) => this.failed(runId, error));
+    this.chains.set(runId, next);
+    void next.then(() => {
+      if (this.chains.get(runId) === next) this.chains.delete(runId);
+    });
+    return next;
+  }
+
+  get hotRuns(): number {
+    return this.hot.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.renewal);
+    await Promise.allSettled([...this.chains.values()]);
+    for (const run of this.hot.values()) {
+      run.dispose();
+      await this.options.store.releaseLease(run.lease).catch(() => {});
+    }
+    this.hot.clear();
+  }
+
+  private async process(runId: string): Promise<void> {
+    const run = this.hot.get(runId) ?? (await this.load(runId));
+    if (run === undefined || run.dropped) return;
+    run.lastActive = this.now();
+    // Outcomes of calls, in the order they arrived.
+    while (run.outcomes.length > 0 && run.engine.outcome === undefined) {
+      const event = run.outcomes.shift()!;
+      if (!(await this.step(run, () => run.engine.deliver({ ...event, at: this.now() })))) return;
+    }
+    // Signals and cancels from the inbox: only the owner turns them into journal entries.
+    for (const item of await this.options.store.pendingInbox(runId)) {
+      if (run.engine.outcome !== undefined) break;
+      const produce =
+        item.kind === "signal"
+          ? () =>
+              run.engine.deliver({
+                kind: "signal",
+                name: item.name ?? "",
+                payload: item.payload,
+                at: this.now(),
+              })
+          : async () => run.engine.cancel("cancelled through the API");
+      if (!(await this.step(run, produce, item.id))) return;
+    }
+    // Timers that are due.
+    for (const timer of run.engine.pendingTimers()) {
+      if (run.engine.outcome !== undefined || timer.due > this.now()) continue;
+      const fire = () =>
+        run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: this.now() });
+      if (!(await this.step(run, fire))) return;
+    }
+    await this.settle(run);
+  }
+
+  /** A cold run: take its lease, read its journal, replay it, and carry on live. */
+  private async load(runId: string): Promise<HotRun | undefined> {
+    const { store, sandbox } = this.options;
+    const lease = await store.acquireLease(runId, this.options.owner, this.leaseTtlMs, {
+      steal: this.options.stealLeases === true,
+    });
+    if (lease === undefined) return undefined; // ended, or another owner holds it
+    const record = await store.getRun(runId);
+    if (
+      record === undefined ||
+      ENDED_STATUSES.has(record.status) ||
+      record.status === "quarantined"
+    ) {
+      await store.releaseLease(lease);
+      return undefined;
+    }
+    const journal = await store.readJournal(runId);
+    const started = journal[0];
+    if (started?.kind !== "run.started")
+      throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
+    const script = await this.script(record.scriptHash);
+    const instance = await sandbox.instantiate(script, { seed: started.seed, startAt: started.at });
+    let resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
+    try {
+      resumed = await RunEngine.resume(
+        instance,
+        journal,
+        this.options.maxValueBytes ? { maxValueBytes: this.options.maxValueBytes } : {},
+      );
+    } catch (error) {
+      instance.dispose();
+      if (error instanceof DivergenceError) return this.quarantine(lease, journal, error);
+      throw error;
+    }
+    const run = new HotRun(runId, record.toolset, resumed.engine, instance, lease, journal.length);
+    run.storedStatus = record.status;
+    this.hot.set(runId, run);
+    this.evictIfFull();
+    if (!(await this.step(run, async () => resumed.entries))) return undefined;
+    // Calls journaled without an outcome may have run before the stop: run them again, same callId.
+    for (const call of run.engine.inFlightCalls()) {
+      if (call.seq > journal.length) continue; // new: `step` invoked it
+      const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
+      if (tool?.unsafeToRepeat) {
+        await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
+        break;
+      }
+      this.invoke(run, call);
+    }
+    for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    return run;
+  }
+
+  /**
+   * Appends what `produce` adds to the engine, fenced by the lease, then acts on it. Returns false
+   * when the run can go no further here (lease lost, commit failed): its hot copy is then dropped.
+   */
+  private async step(
+    run: HotRun,
+    produce: () => Promise<JournalEntry[]>,
+    inboxId?: number,
+  ): Promise<boolean> {
+    const entries = await produce();
+    if (entries.length === 0 && run.status === run.storedStatus) return true;
+    const append: RunAppend = {
+      lease: run.lease,
+      afterSeq: run.committedSeq,
+      entries,
+      status: run.status,
+    };
+    if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
+    let outcome;
+    try {
+      outcome = await this.committer.append(append);
+    } catch (error) {
+      this.drop(run);
+      throw error;
+    }
+    if (outcome === "lease_lost") {
+      this.drop(run);
+      return false;
+    }
+    run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
+    run.storedStatus = append.status;
+    await this.act(run, entries);
+    return true;
+  }
+
+  /** Effects of committed entries: only now do calls run, timers arm and output show. */
+  private async act(run: HotRun, entries: readonly JournalEntry[]): Promise<void> {
+    let verdict: ErrorData | undefined;
+    for (const entry of entries) {
+      switch (entry.kind) {
+        case "call": {
+          const toolset = this.options.toolsets.get(run.toolset);
+          if (toolset === undefined || !toolset.tools.has(entry.name)) {
+            verdict ??= toolNotFound(entry.name, run.toolset, toolset);
+            break;
+          }
+          if (verdict === undefined) this.invoke(run, entry);
+          break;
+        }
+        case "timer.set":
+          this.wakeAt(run, entry.seq, entry.due);
+          break;
+        case "timer.cancel":
+        case "timer.fired": {
+          clearTimeout(run.timerHandles.get(entry.timerSeq));
+          run.timerHandles.delete(entry.timerSeq);
+          break;
+        }
+        case "output":
+          this.options.onOutput?.(run.runId, entry);
+          break;
+        default:
+          break;
+      }
+    }
+    if (verdict !== undefined) await this.step(run, async () => run.engine.fail(verdict));
+  }
+
+  private invoke(run: HotRun, call: CallEntry): void {
+    const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
+    if (tool === undefined) return;
+    void invokeTool(tool, call, {
+      runId: run.runId,
+      toolset: run.toolset,
+      maxValueBytes: this.options.maxValueBytes ?? 4 * 1024 * 1024,
+      backoff: (ms) => sleep(ms),
+    }).then((outcome) => {
+      if (run.dropped || this.hot.get(run.runId) !== run) return; // the new owner runs it again
+      run.outcomes.push(outcomeEvent(call, outcome, this.now()));
+      void this.activate(run.runId);
+    });
+  }
+
+  /** Ends or parks a run after its events: ended runs leave memory; outcomes of late calls are kept. */
+  private async settle(run: HotRun): Promise<void> {
+    if (run.engine.outcome === undefined) return;
+    if (run.engine.inFlightCalls().length > 0) return; // their outcomes are recorded as they come
+    this.hot.delete(run.runId);
+    run.dispose();
+    await this.options.store.releaseLease(run.lease).catch(() => {});
+    this.options.onEnded?.(run.runId, run.engine.outcome);
+  }
+
+  private wakeAt(run: HotRun, timerSeq: number, due: number): void {
+    clearTimeout(run.timerHandles.get(timerSeq));
+    const handle = setTimeout(() => void this.activate(run.runId), Math.max(0, due - this.now()));
+    handle.unref();
+    run.timerHandles.set(timerSeq, handle);
+  }
+
+  private async quarantine(
+    lease: RunAppend["lease"],
+    journal: readonly JournalEntry[],
+    error: DivergenceError,
+  ): Promise<undefined> {
+    const entry = {
+      seq: journal.length + 1,
+      kind: "run.quarantined",
+      at: Math.max(this.now(), journal[journal.length - 1]!.at),
+      report: inCanonicalOrder({ ...error.report, message: error.message }),
+    } as JournalEntry;
+    await this.committer.append({
+      lease,
+      afterSeq: journal.length,
+      entries: [entry],
+      status: "quarantined",
+    });
+    await this.options.store.releaseLease(lease).catch(() => {});
+    return undefined;
+  }
+
+  private drop(run: HotRun): void {
+    if (this.hot.get(run.runId) === run) this.hot.delete(run.runId);
+    run.dispose();
+  }
+
+  private evictIfFull(): void {
+    const max = this.options.maxHotRuns ?? 10_000;
+    if (this.hot.size <= max) return;
+    let oldest: HotRun | undefined;
+    for (const run of this.hot.values())
+      if (run.idle && (oldest === undefined || run.lastActive < oldest.lastActive)) oldest = run;
+    if (oldest === undefined) return;
+    this.drop(oldest);
+    void this.options.store.releaseLease(oldest.lease).catch(() => {});
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.hot.size === 0) return;
+    await this.options.store
+      .renewLeases(this.options.owner, [...this.hot.keys()], this.leaseTtlMs)
+      .catch(() => {});
+  }
+
+  private script(hash: string): Promise<CompiledScript> {
+    let script = this.scripts.get(hash);
+    if (script === undefined) {
+      script = this.options.store.getScript(hash).then((stored) => {
+        if (stored === undefined)
+          throw new RewindError("NOT_FOUND", `Script ${hash} is not in the store`);
+        return stored;
+      });
+      script.catch(() => this.scripts.delete(hash));
+      this.scripts.set(hash, script);
+    }
+    return script;
+  }
+
+  /** A failed activation (the store unreachable, …): retried with a pause; nothing is lost. */
+  private failed(runId: string, error: unknown): void {
+    this.options.onError?.(runId, error);
+    if (this.closed) return;
+    const retry = setTimeout(() => void this.activate(runId), 1000);
+    retry.unref();
+  }
+}

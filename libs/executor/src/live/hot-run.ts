@@ -1,0 +1,55 @@
+import type { CallEntry, ErrorData, Json } from "@rewind/core";
+import type { IncomingEvent, RunEngine } from "@rewind/journal";
+import type { ScriptInstance } from "@rewind/sandbox";
+import type { Lease, RunStatus } from "@rewind/store";
+
+/** A run whose sandbox is alive in this process: its next event needs no replay. */
+export class HotRun {
+  /** Outcomes of this run's calls, waiting to be journaled (in the order they arrived). */
+  readonly outcomes: IncomingEvent[] = [];
+  /** In-memory wake-ups for its timers (the rows in the store are the truth). */
+  readonly timerHandles = new Map<number, NodeJS.Timeout>();
+  committedSeq: number;
+  /** The status the store holds, so a change with no new entry is still recorded. */
+  storedStatus: RunStatus | undefined;
+  lastActive = Date.now();
+  dropped = false;
+
+  constructor(
+    readonly runId: string,
+    readonly toolset: string,
+    readonly engine: RunEngine,
+    readonly instance: ScriptInstance,
+    public lease: Lease,
+    committedSeq: number,
+  ) {
+    this.committedSeq = committedSeq;
+  }
+
+  get status(): RunStatus {
+    if (this.engine.outcome !== undefined) return this.engine.outcome;
+    return this.engine.inFlightCalls().length > 0 ? "running" : "waiting";
+  }
+
+  /** Idle: nothing in flight, nothing waiting to be journaled: safe to evict. */
+  get idle(): boolean {
+    return this.outcomes.length === 0 && this.engine.inFlightCalls().length === 0;
+  }
+
+  dispose(): void {
+    this.dropped = true;
+    for (const handle of this.timerHandles.values()) clearTimeout(handle);
+    this.timerHandles.clear();
+    this.instance.dispose();
+  }
+}
+
+export function outcomeEvent(
+  call: CallEntry,
+  outcome: { ok: true; result: Json } | { ok: false; error: ErrorData },
+  at: number,
+): IncomingEvent {
+  return outcome.ok
+    ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at }
+    : { kind: "call.error", callSeq: call.seq, error: outcome.error, at };
+}

@@ -1,0 +1,54 @@
+import type { Store } from "@rewind/store";
+
+/**
+ * Keeps every open run moving when nothing in memory would: at start-up it activates every run
+ * that has not ended (after a crash, in-flight calls run again and timers are re-armed), and
+ * then it polls the timers table for due timers of runs that are not in memory. Timers are rows:
+ * a ten-day sleep survives any number of restarts.
+ */
+export class WakeUp {
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly activate: (runId: string) => Promise<void>,
+    private readonly pollMs = 500,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Activates every open run, in pages; resolves when all have been activated once. */
+  async recover(): Promise<number> {
+    let after = "";
+    let count = 0;
+    for (;;) {
+      const page = await this.store.openRuns(500, after);
+      if (page.length === 0) return count;
+      await Promise.all(page.map((run) => this.activate(run.id)));
+      count += page.length;
+      after = page[page.length - 1]!.id;
+    }
+  }
+
+  start(): void {
+    const tick = async () => {
+      if (this.stopped) return;
+      try {
+        const due = await this.store.dueTimers(this.now(), 1000);
+        for (const runId of new Set(due.map((timer) => timer.runId))) void this.activate(runId);
+      } catch {
+        // the store is unreachable: the next tick tries again
+      }
+      if (!this.stopped) {
+        this.timer = setTimeout(() => void tick(), this.pollMs);
+        this.timer.unref();
+      }
+    };
+    void tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,36 @@
+import type { CallEntry, ErrorData } from "@rewind/core";
+import type { Toolset } from "@rewind/sdk";
+
+/** The platform's verdicts on a call, with messages that say what to do. */
+
+export function toolNotFound(
+  name: string,
+  toolsetName: string,
+  toolset: Toolset | undefined,
+): ErrorData {
+  const known = toolset === undefined ? [] : [...toolset.tools.keys()];
+  const hint =
+    toolset === undefined
+      ? `no toolset "${toolsetName}" is loaded here: start the worker with --toolset for it`
+      : name === "fetch"
+        ? "fetch is a journaled tool call: add a `fetch` tool to the toolset to let scripts use it"
+        : known.length > 0
+          ? `it has ${known.map((k) => `"${k}"`).join(", ")}`
+          : "it has no tools";
+  return {
+    name: "RewindError",
+    code: "TOOL_NOT_FOUND",
+    message: `The script called tools.${name}(), but toolset "${toolsetName}" has no tool "${name}": ${hint}`,
+  };
+}
+
+export function unsafeToRepeat(call: CallEntry, toolsetName: string): ErrorData {
+  return {
+    name: "RewindError",
+    code: "UNSAFE_TO_REPEAT",
+    message:
+      `The call tools.${call.name}() at seq ${call.seq} (callId ${call.callId}) was in flight when the run ` +
+      `stopped, and ${toolsetName}.${call.name} is marked unsafeToRepeat, so it is not called again: ` +
+      `check whether it took effect, then fork the run`,
+  };
+}

@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newSeed, type CallEntry, type RunStartedEntry } from "@rewind/core";
+import { Executor, WakeUp } from "@rewind/executor";
+import { Sandbox, compileScript } from "@rewind/sandbox";
+import { defineToolset, type ToolContext } from "@rewind/sdk";
+import { migrate, openSqlClient, FolderBlobStore, SqlStore, type Store } from "@rewind/store";
+import { createTestDatabase } from "@rewind/store/testing";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+let store: Store;
+let drop: () => Promise<void>;
+let blobDir: string;
+const sandbox = new Sandbox({ mode: "async" });
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  const sql = await openSqlClient({ databaseUrl: database.url });
+  await migrate(sql);
+  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-live-"));
+  store = new SqlStore(sql, new FolderBlobStore(blobDir));
+  drop = database.drop;
+});
+afterAll(async () => {
+  sandbox.dispose();
+  await store.close();
+  await drop();
+  rmSync(blobDir, { recursive: true, force: true });
+});
+
+/** A toolset that records every call it sees, and can hold a call open until released. */
+function tools() {
+  const seen: { tool: string; callId: string; args: unknown }[] = [];
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const record = (tool: string) => async (args: unknown, ctx: ToolContext) => {
+    seen.push({ tool, callId: ctx.callId, args });
+    return { ok: tool, args };
+  };
+  const toolset = defineToolset("live", {
+    charge: record("charge"),
+    slow: async (args: unknown, ctx: ToolContext) => {
+      seen.push({ tool: "slow", callId: ctx.callId, args });
+      await gate;
+      return "slow done";
+    },
+    email: { run: record("email"), unsafeToRepeat: true },
+  });
+  return { seen, toolset, release: () => release() };
+}
+
+async function submit(source: string, input: unknown = null): Promise<string> {
+  const script = await compileScript({ source, filename: "live.ts" });
+  await store.putScript(script);
+  const runId = `run_live_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const started: RunStartedEntry = {
+    seq: 1,
+    kind: "run.started",
+    at: Date.now(),
+    runId,
+    scriptHash: script.hash,
+    input: input as null,
+    seed: newSeed(),
+    epoch: 1,
+    toolset: "live",
+    namespace: "default",
+  };
+  await store.createRun({ started, ttlMs: 60_000 });
+  return runId;
+}
+
+function executor(
+  toolset: ReturnType<typeof tools>["toolset"],
+  owner: string,
+  extra: Partial<ConstructorParameters<typeof Executor>[0]> = {},
+) {
+  const ended = new Map<string, string>();
+  const exec = new Executor({
+    store,
+    sandbox,
+    toolsets: new Map([["live", toolset]]),
+    owner,
+    onEnded: (id, status) => ended.set(id, status),
+    ...extra,
+  });
+  return { exec, ended };
+}
+
+async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("the live executor over Postgres", () => {
+  it("runs a script to completion, journaling each call before its tool runs", async () => {
+    const { seen, toolset } = tools();
+    const { exec } = executor(toolset, "w1");
+    const runId = await submit(
+      `import { tools } from "rewind";
+      export default async (input: { n: number }) => { const a = await tools.charge({ n: input.n }); console.log("charged"); return a; };`,
+      { n: 7 },
+    );
+    await exec.activate(runId);
+    await until(async () => (await store.getRun(runId))?.status === "completed");
+    const run = await store.getRun(runId);
+    expect(run?.result).toEqual({ args: { n: 7 }, ok: "charge" });
+    const journal = await store.readJournal(runId);
+    expect(journal.map((e) => e.kind)).toEqual([
+      "run.started",
+      "call",
+      "call.result",
+      "output",
+      "run.completed",
+    ]);
+    expect(seen).toEqual([
+      { tool: "charge", callId: (journal[1] as CallEntry).callId, args: { n: 7 } },
+    ]);
+    await exec.close();
+  });
+
+  it("delivers signals and cancels through the inbox", async () => {
+    const { toolset } = tools();
+    const { exec } = executor(toolset, "w2");
+    const source = `import { waitForSignal } from "rewind";
+      export default async () => (await waitForSignal("approval")) ?? "none";`;
+    const approved = await submit(source);
+    await exec.activate(approved);
+    expect((await store.getRun(approved))?.status).toBe("waiting");
+    await store.addInbox(approved, { kind: "signal", name: "approval", payload: { yes: true } });
+    await exec.activate(approved);
+    await until(async () => (await store.getRun(approved))?.status === "completed");
+    expect((await store.getRun(approved))?.result).toEqual({ yes: true });
+
+    const cancelled = await submit(source);
+    await exec.activate(cancelled);
+    await store.addInbox(cancelled, { kind: "cancel" });
+    await exec.activate(cancelled);
+    expect((await store.getRun(cancelled))?.status).toBe("cancelled");
+    expect((await store.readJournal(cancelled)).at(-1)).toMatchObject({ kind: "run.cancelled" });
+    expect(await store.pendingInbox(cancelled)).toEqual([]);
+    await exec.close();
+  });
+
+  it("keeps timers durable: a sleep set before a restart fires after it", async () => {
+    const { toolset } = tools();
+    const first = executor(toolset, "w3-a");
+    const runId = await submit(`import { sleep } from "rewind";
+      export default async () => { const t = Date.now(); await sleep(300); return Date.now() - t >= 300; };`);
+    await first.exec.activate(runId);
+    expect((await store.getRun(runId))?.status).toBe("waiting");
+    await first.exec.close(); // the process goes away; the timer is a row
+
+    const second = executor(toolset, "w3-b");
+    const wake = new WakeUp(store, (id) => second.exec.activate(id), 50);
+    wake.start();
+    await until(async () => (await store.getRun(runId))?.status === "completed");
+    expect((await store.getRun(runId))?.result).toBe(true);
+    wake.stop();
+    await second.exec.close();
+  });
+
+  it("after a crash runs an in-flight call again with the same callId, and a completed one never", async () => {
+    const { seen, toolset, release } = tools();
+    const crashed = executor(toolset, "w4-a", { leaseTtlMs: 60_000 });
+    const runId = await submit(`import { tools } from "rewind";
+      export default async () => [await tools.charge({ step: 1 }), await tools.slow({ step: 2 })];`);
+    await crashed.exec.activate(runId);
+    await until(() => seen.some((s) => s.tool === "slow"));
+    // The process dies mid-call: no close, its lease is still held. A new incarnation steals it.
+    const recovered = executor(toolset, "w4-b", { stealLeases: true });
+    await new WakeUp(store, (id) => recovered.exec.activate(id)).recover();
+    release();
+    await until(async () => (await store.getRun(runId))?.status === "completed");
+    const slowCalls = seen.filter((s) => s.tool === "slow");
+    expect(slowCalls).toHaveLength(2); // the crashed process's, and the recovery's
+    expect(slowCalls[0]!.callId).toBe(slowCalls[1]!.callId);
+    expect(seen.filter((s) => s.tool === "charge")).toHaveLength(1);
+    // The crashed owner's late result is refused: the journal has exactly one outcome per call.
+    const journal = await store.readJournal(runId);
+    expect(journal.filter((e) => e.kind === "call.result")).toHaveLength(2);
+    await recovered.exec.close();
+    await crashed.exec.close();
+  });
+
+  it("never calls an unsafeToRepeat tool again after a crash: the run fails saying why", async () => {
+    const { toolset } = tools();
+    const runId = await submit(`import { tools } from "rewind";
+      export default async () => tools.email({ to: "a@example.com" });`);
+    // Simulate a crash after the call was journaled: append the call entry by hand, as the owner.
+    const lease = (await store.acquireLease(runId, "w5-crashed", 60_000))!;
+    const call: CallEntry = {
+      seq: 2,
+      kind: "call",
+      at: Date.now(),
+      name: "email",
+      args: { to: "a@example.com" },
+      callId: `${runId}/2`,
+    };
+    expect(
+      await store.commit([{ lease, afterSeq: 1, entries: [call], status: "running" }]),
+    ).toEqual(["ok"]);
+    const { exec } = executor(toolset, "w5", { stealLeases: true });
+    await exec.activate(runId);
+    const run = await store.getRun(runId);
+    expect(run?.status).toBe("failed");
+    expect(run?.error?.code).toBe("UNSAFE_TO_REPEAT");
+    await exec.close();
+  });
+
+  it("fences a stale owner: its append is refused and it drops its hot copy", async () => {
+    const { toolset, release } = tools();
+    const a = executor(toolset, "w6-a");
+    const runId = await submit(`import { tools } from "rewind";
+      export default async () => tools.slow({});`);
+    await a.exec.activate(runId);
+    expect(a.exec.hotRuns).toBe(1);
+    const b = executor(toolset, "w6-b", { stealLeases: true });
+    await b.exec.activate(runId); // takes the lease, replays, runs the call again
+    release();
+    await until(async () => (await store.getRun(runId))?.status === "completed");
+    await until(() => a.exec.hotRuns === 0); // A's late result met LEASE_LOST
+    expect((await store.readJournal(runId)).filter((e) => e.kind === "call.result")).toHaveLength(
+      1,
+    );
+    await a.exec.close();
+    await b.exec.close();
+  });
+});
