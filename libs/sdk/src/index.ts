@@ -8,3 +8,4 @@ export {
   type ToolDefinition,
   type ToolFunction,
 } from "./toolset.js";
+export { Rewind, RewindApiError, type RewindOptions, type RunView, type StartRun, type RunStatus } from "./client.js";
