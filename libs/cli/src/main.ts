@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { RewindError } from "@rewind/core";
+import { RewindApiError } from "@rewind/sdk";
 import { execCommand } from "./commands/exec.js";
+import { migrateCommand } from "./commands/migrate.js";
+import { cancelCommand, listCommand, runCommand, showCommand, signalCommand } from "./commands/runs.js";
+
+/** Each action sets the exit code it returns. */
+const exit = (action: (...args: any[]) => Promise<number>) => async (...args: unknown[]) => {
+  process.exitCode = await action(...args);
+};
 
 const program = new Command()
   .name("rewind")
@@ -23,7 +31,44 @@ program
     process.exitCode = await execCommand(script, options);
   });
 
+program
+  .command("run")
+  .description("submit a run to the platform and print its id; --wait streams its output and result")
+  .argument("<script>", "the script (.ts or .js)")
+  .option("--input <json>", "the run's input as JSON (or @file.json)")
+  .option("--toolset <name>", "the toolset the run may call", "default")
+  .option("--wait", "stream the run's output and print its result")
+  .action(exit(runCommand));
+
+const runs = program.command("runs").description("list and inspect runs");
+runs
+  .command("list")
+  .option("--status <status>", "only runs with this status")
+  .option("--limit <n>", "how many", "50")
+  .option("--json", "print JSON")
+  .action(exit(listCommand));
+runs
+  .command("show")
+  .argument("<run>", "the run's id")
+  .option("--json", "print the run and its journal as one JSON object")
+  .action(exit(showCommand));
+
+program
+  .command("signal")
+  .description("send a signal to a run")
+  .argument("<run>")
+  .argument("<name>")
+  .argument("[json]", "the payload")
+  .action(exit(signalCommand));
+program.command("cancel").description("cancel a run").argument("<run>").action(exit(cancelCommand));
+program.command("migrate").description("apply the database migrations (DATABASE_URL, or .rewind/)").action(exit(migrateCommand));
+
 program.parseAsync().catch((error: unknown) => {
+  if (error instanceof RewindApiError) {
+    process.stderr.write(`rewind: ${error.message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`);
+    process.exitCode = 1;
+    return;
+  }
   if (error instanceof RewindError) {
     process.stderr.write(`rewind: ${error.message}\n`);
     process.exitCode = 1;

@@ -1,0 +1,98 @@
+import { readFileSync } from "node:fs";
+import { RewindError, type Json, type JournalEntry } from "@rewind/core";
+import { compileScript } from "@rewind/sandbox";
+import type { RunStatus } from "@rewind/sdk";
+import { client } from "../client.js";
+import { dim, journalTable, red, statusColor } from "../format.js";
+
+const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
+
+/** `rewind run`: compile, submit, print the id; with --wait stream the output and the result. */
+export async function runCommand(scriptFile: string, options: { input?: string; toolset?: string; wait?: boolean }): Promise<number> {
+  const script = await compileScript({ file: scriptFile });
+  const api = client();
+  const input = parseJson(options.input, "--input");
+  const { id } = await api.runs.start({
+    script: { entry: script.entry, code: script.code, sourceMap: script.sourceMap },
+    input,
+    ...(options.toolset === undefined ? {} : { toolset: options.toolset }),
+  });
+  process.stdout.write(`${id}\n`);
+  if (!options.wait) return 0;
+  // The journal is the only source of output: read what follows the last seq seen, long-poll between.
+  let after = 0;
+  for (;;) {
+    const { entries } = await api.runs.journal(id, after);
+    for (const entry of entries) {
+      after = entry.seq;
+      if (entry.kind === "output") (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text);
+      if (ENDINGS.has(entry.kind)) return report(entry);
+    }
+    await api.runs.result(id, "10s"); // returns as soon as the run ends, or after 10 s
+  }
+}
+
+function report(e: JournalEntry): number {
+  switch (e.kind) {
+    case "run.completed":
+      process.stdout.write(`${JSON.stringify(e.result)}\n`);
+      return 0;
+    case "run.failed":
+      process.stderr.write(`${red("✗ failed")} ${e.error.code ?? ""}: ${e.error.stack ?? e.error.message}\n`);
+      return 1;
+    default:
+      process.stderr.write(`${statusColor(e.kind.replace("run.", ""))}\n`);
+      return 1;
+  }
+}
+
+export async function listCommand(options: { status?: string; json?: boolean; limit?: string }): Promise<number> {
+  const { runs } = await client().runs.list({
+    ...(options.status === undefined ? {} : { status: options.status as RunStatus }),
+    limit: Number(options.limit ?? 50),
+  });
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    return 0;
+  }
+  if (runs.length === 0) process.stdout.write(dim("no runs\n"));
+  for (const run of runs) process.stdout.write(`${run.id}  ${statusColor(run.status).padEnd(20)}  ${run.toolset}  ${dim(run.createdAt)}\n`);
+  return 0;
+}
+
+export async function showCommand(runId: string, options: { json?: boolean }): Promise<number> {
+  const api = client();
+  const run = await api.runs.get(runId);
+  const { entries } = await api.runs.journal(runId);
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify({ ...run, journal: entries }, null, 2)}\n`);
+    return 0;
+  }
+  const lines = [`run      ${run.id}`, `status   ${statusColor(run.status)}`, `toolset  ${run.toolset}`, `epoch    ${run.epoch}`];
+  if (run.parent) lines.push(`parent   ${run.parent.runId} at seq ${run.parent.seq}`);
+  if (run.result !== undefined) lines.push(`result   ${JSON.stringify(run.result)}`);
+  if (run.error !== undefined) lines.push(`error    ${run.error.code ?? ""} ${run.error.message}`);
+  process.stdout.write(`${lines.join("\n")}\n\n${journalTable(entries)}\n`);
+  return 0;
+}
+
+export async function signalCommand(runId: string, name: string, payload?: string): Promise<number> {
+  await client().runs.signal(runId, name, parseJson(payload, "the signal's payload"));
+  process.stdout.write(`signal ${name} sent to ${runId}\n`);
+  return 0;
+}
+
+export async function cancelCommand(runId: string): Promise<number> {
+  await client().runs.cancel(runId);
+  process.stdout.write(`cancel requested for ${runId}\n`);
+  return 0;
+}
+
+function parseJson(text: string | undefined, what: string): Json {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text.startsWith("@") ? readFileSync(text.slice(1), "utf8") : text) as Json;
+  } catch (error) {
+    throw new RewindError("INVALID_INPUT", `${what} is not valid JSON (${(error as Error).message}): quote it, e.g. '{"n": 1}', or pass @file.json`);
+  }
+}
