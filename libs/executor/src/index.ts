@@ -8,6 +8,6 @@ export {
 } from "./run-in-process.js";
 export { invokeTool, type CallOutcome, type InvokeOptions } from "./invoke.js";
 export { VirtualSchedule } from "./virtual-clock.js";
-export { Executor, type ExecutorOptions } from "./live/executor.js";
+export { Executor, type ExecutorOptions, type FaultPoint } from "./live/executor.js";
 export { WakeUp } from "./live/wake-up.js";
 export { GroupCommitter } from "./live/group-commit.js";

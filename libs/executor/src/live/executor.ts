@@ -33,7 +33,17 @@ export interface ExecutorOptions {
   onEnded?: (runId: string, status: RunStatus) => void;
   /** An activation that failed (the store unreachable …); it is retried. */
   onError?: (runId: string, error: unknown) => void;
+  /**
+   * Fault injection for tests: called at each step of an activation; returning true kills this
+   * executor there, as a kill -9 would (nothing more is committed or acted on).
+   */
+  crashAt?: (point: FaultPoint, runId: string) => boolean;
 }
+
+/** The steps of an activation: entries produced, entries committed, effects started. */
+export type FaultPoint = "produced" | "committed" | "acted";
+
+class Crashed extends Error {}
 
 /**
  * Executes runs live against the store: one owner per run (a lease with a fencing token), events
@@ -186,6 +196,7 @@ export class Executor {
   ): Promise<boolean> {
     const entries = await produce();
     if (entries.length === 0 && run.status === run.storedStatus) return true;
+    this.fault("produced", run);
     const append: RunAppend = {
       lease: run.lease,
       afterSeq: run.committedSeq,
@@ -206,7 +217,9 @@ export class Executor {
     }
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.storedStatus = append.status;
+    this.fault("committed", run);
     await this.act(run, entries);
+    this.fault("acted", run);
     return true;
   }
 
@@ -296,6 +309,16 @@ export class Executor {
     return undefined;
   }
 
+  private fault(point: FaultPoint, run: HotRun): void {
+    if (this.options.crashAt?.(point, run.runId) !== true) return;
+    // Die as a process would: stop everything, release nothing, keep no hot state.
+    this.closed = true;
+    clearInterval(this.renewal);
+    for (const hot of this.hot.values()) hot.dispose();
+    this.hot.clear();
+    throw new Crashed(`crashed at ${point}`);
+  }
+
   private drop(run: HotRun): void {
     if (this.hot.get(run.runId) === run) this.hot.delete(run.runId);
     run.dispose();
@@ -335,6 +358,7 @@ export class Executor {
 
   /** A failed activation (the store unreachable, …): retried with a pause; nothing is lost. */
   private failed(runId: string, error: unknown): void {
+    if (error instanceof Crashed) return;
     this.options.onError?.(runId, error);
     if (this.closed) return;
     const retry = setTimeout(() => void this.activate(runId), 1000);
