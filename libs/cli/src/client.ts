@@ -8,6 +8,7 @@ export const LOCAL_TOKEN_FILE = path.join(".rewind", "token");
 /** The API client: REWIND_URL and REWIND_TOKEN, or the token `rewind dev` wrote under .rewind/. */
 export function client(): Rewind {
   let token = process.env.REWIND_TOKEN;
-  if (token === undefined && existsSync(LOCAL_TOKEN_FILE)) token = readFileSync(LOCAL_TOKEN_FILE, "utf8").trim();
+  if (token === undefined && existsSync(LOCAL_TOKEN_FILE))
+    token = readFileSync(LOCAL_TOKEN_FILE, "utf8").trim();
   return new Rewind({ ...(token === undefined ? {} : { token }) });
 }

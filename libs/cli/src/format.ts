@@ -2,7 +2,8 @@ import { shortForm, type JournalEntry } from "@rewind/core";
 import { relative } from "@rewind/journal";
 
 const color = process.stdout.isTTY && process.env.NO_COLOR === undefined;
-const paint = (code: number) => (text: string) => (color ? `\u001b[${code}m${text}\u001b[0m` : text);
+const paint = (code: number) => (text: string) =>
+  color ? `\u001b[${code}m${text}\u001b[0m` : text;
 export const dim = paint(2);
 export const green = paint(32);
 export const red = paint(31);
@@ -47,9 +48,19 @@ export function entrySummary(entry: JournalEntry): string {
 /** The journal as a table: seq, kind, what, callsite, logical time since the start. */
 export function journalTable(entries: readonly JournalEntry[]): string {
   const start = entries[0]?.at ?? 0;
-  const rows = entries.map((e) => [String(e.seq), e.kind, entrySummary(e), e.callsite ?? "", relative(e.at - start)]);
+  const rows = entries.map((e) => [
+    String(e.seq),
+    e.kind,
+    entrySummary(e),
+    e.callsite ?? "",
+    relative(e.at - start),
+  ]);
   const header = ["seq", "kind", "what", "callsite", "time"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [dim(line(header)), ...rows.map(line)].join("\n");
 }

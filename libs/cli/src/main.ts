@@ -2,14 +2,23 @@
 import { Command } from "commander";
 import { RewindError } from "@rewind/core";
 import { RewindApiError } from "@rewind/sdk";
+import { devCommand } from "./commands/dev.js";
 import { execCommand } from "./commands/exec.js";
 import { migrateCommand } from "./commands/migrate.js";
-import { cancelCommand, listCommand, runCommand, showCommand, signalCommand } from "./commands/runs.js";
+import {
+  cancelCommand,
+  listCommand,
+  runCommand,
+  showCommand,
+  signalCommand,
+} from "./commands/runs.js";
 
 /** Each action sets the exit code it returns. */
-const exit = (action: (...args: any[]) => Promise<number>) => async (...args: unknown[]) => {
-  process.exitCode = await action(...args);
-};
+const exit =
+  (action: (...args: any[]) => Promise<number>) =>
+  async (...args: unknown[]) => {
+    process.exitCode = await action(...args);
+  };
 
 const program = new Command()
   .name("rewind")
@@ -32,8 +41,19 @@ program
   });
 
 program
+  .command("dev")
+  .description(
+    "the whole platform in one process: API, execution and timers (embedded database unless DATABASE_URL)",
+  )
+  .option("--port <port>", "the API's port", "7420")
+  .option("--toolset <file...>", "a module exporting toolsets (repeatable)")
+  .action(exit(devCommand));
+
+program
   .command("run")
-  .description("submit a run to the platform and print its id; --wait streams its output and result")
+  .description(
+    "submit a run to the platform and print its id; --wait streams its output and result",
+  )
   .argument("<script>", "the script (.ts or .js)")
   .option("--input <json>", "the run's input as JSON (or @file.json)")
   .option("--toolset <name>", "the toolset the run may call", "default")
@@ -61,11 +81,16 @@ program
   .argument("[json]", "the payload")
   .action(exit(signalCommand));
 program.command("cancel").description("cancel a run").argument("<run>").action(exit(cancelCommand));
-program.command("migrate").description("apply the database migrations (DATABASE_URL, or .rewind/)").action(exit(migrateCommand));
+program
+  .command("migrate")
+  .description("apply the database migrations (DATABASE_URL, or .rewind/)")
+  .action(exit(migrateCommand));
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof RewindApiError) {
-    process.stderr.write(`rewind: ${error.message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`);
+    process.stderr.write(
+      `rewind: ${error.message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`,
+    );
     process.exitCode = 1;
     return;
   }

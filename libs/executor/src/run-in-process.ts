@@ -142,6 +142,7 @@ class MockRun {
     try {
       ({ engine: this.engine, entries: fresh } = await RunEngine.resume(instance, recorded, {
         replayCallsites,
+        maxValueBytes: this.options.sandbox.options.maxValueBytes,
       }));
     } catch (error) {
       if (error instanceof DivergenceError) {
@@ -154,7 +155,11 @@ class MockRun {
     this.rearm();
     this.act(fresh);
 
+    let delivered = 0;
     while (this.engine.outcome === undefined) {
+      // Tool results resolve as microtasks: yield now and then so a script that calls tools in
+      // an endless loop cannot starve the host's event loop (timers, signals, a test's timeout).
+      if (++delivered % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
       await this.settleCalls();
       const event = this.schedule.next();
       if (event === undefined) break; // nothing more will happen: the run waits (for a signal)
@@ -257,7 +262,7 @@ class MockRun {
     const running = invokeTool(tool, call, {
       runId: this.started.runId,
       toolset: this.toolset.name,
-      maxValueBytes: 4 * 1024 * 1024,
+      maxValueBytes: this.options.sandbox.options.maxValueBytes,
       backoff: async () => {}, // virtual time: retries do not wait
     }).then((outcome) => ({ call, outcome }));
     this.inFlight.set(call.seq, running);

@@ -59,14 +59,32 @@ let runs = 0;
 async function submit(): Promise<string> {
   const runId = `run_wal_${(runs++).toString().padStart(3, "0")}_${Date.now().toString(36)}`;
   await store.createRun({
-    started: { seq: 1, kind: "run.started", at: Date.now(), runId, scriptHash: script.hash, input: null, seed: newSeed(), epoch: 1, toolset: "wal", namespace: "default" },
+    started: {
+      seq: 1,
+      kind: "run.started",
+      at: Date.now(),
+      runId,
+      scriptHash: script.hash,
+      input: null,
+      seed: newSeed(),
+      epoch: 1,
+      toolset: "wal",
+      namespace: "default",
+    },
     ttlMs: 60_000,
   });
   return runId;
 }
 
 const executor = (owner: string, crashAt?: (point: FaultPoint) => boolean) =>
-  new Executor({ store, sandbox, toolsets: new Map([["wal", toolset]]), owner, stealLeases: true, ...(crashAt ? { crashAt } : {}) });
+  new Executor({
+    store,
+    sandbox,
+    toolsets: new Map([["wal", toolset]]),
+    owner,
+    stealLeases: true,
+    ...(crashAt ? { crashAt } : {}),
+  });
 
 async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -80,7 +98,14 @@ const ended = async (runId: string) => (await store.getRun(runId))?.status === "
 /** What a journal says, without wall-clock times or ids: equal for equal live runs. */
 const shape = (journal: readonly JournalEntry[]) =>
   journal.map((e) => {
-    const { at: _at, due: _due, callId: _callId, runId: _runId, seed: _seed, ...rest } = e as JournalEntry & Record<string, unknown>;
+    const {
+      at: _at,
+      due: _due,
+      callId: _callId,
+      runId: _runId,
+      seed: _seed,
+      ...rest
+    } = e as JournalEntry & Record<string, unknown>;
     return rest;
   });
 
@@ -119,14 +144,19 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
         void victim.activate(runId);
         // Steps vary a little between runs (two results may share an activation): an occurrence
         // this run never reaches is simply not a crash point of this run.
-        const didCrash = await Promise.race([crash.then(() => true), until(() => ended(runId)).then(() => false)]);
+        const didCrash = await Promise.race([
+          crash.then(() => true),
+          until(() => ended(runId)).then(() => false),
+        ]);
         if (!didCrash) {
           await victim.close();
           continue;
         }
         crashes++;
         const before = await store.readJournal(runId);
-        const completedBefore = new Set(before.flatMap((e) => (e.kind === "call.result" ? [e.callSeq] : [])));
+        const completedBefore = new Set(
+          before.flatMap((e) => (e.kind === "call.result" ? [e.callSeq] : [])),
+        );
 
         const rescuer = executor(`rescuer-${point}-${occurrence}`);
         const wake = new WakeUp(store, (id) => rescuer.activate(id), 10);
@@ -144,7 +174,8 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
           if (entry.kind !== "call") continue;
           const mine = invocations.filter((i) => i.callId === entry.callId);
           expect(new Set(mine.map((i) => i.body)).size, `${where}: one body per callId`).toBe(1);
-          if (completedBefore.has(entry.seq)) expect(mine, `${where}: seq ${entry.seq} completed before the crash`).toHaveLength(1);
+          if (completedBefore.has(entry.seq))
+            expect(mine, `${where}: seq ${entry.seq} completed before the crash`).toHaveLength(1);
         }
       }
       expect(crashes).toBeGreaterThanOrEqual(counts[point] - 2);

@@ -105,8 +105,7 @@ export class Sandbox {
         }),
       ]);
       host.release();
-      await instance.evaluate(slot.script(script), timeout);
-      context.global.deleteSync("__rewind_register");
+      instance.load(slot.script(script));
     } catch (error) {
       instance.dispose();
       if (error instanceof RewindError) throw error;
@@ -193,6 +192,9 @@ export class ScriptInstance {
   private callsitesFn!: GuestFn;
   private capturing = true;
   private state: "live" | "ended" | "evicted" = "live";
+  private script: ivm.Script | undefined;
+  /** The highest command id seen: ids are new and increasing, or the guest is lying. */
+  private lastId = 0;
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -210,13 +212,9 @@ export class ScriptInstance {
     this.collectFn = collect;
   }
 
-  /** @internal */
-  async evaluate(script: ivm.Script, timeout: number): Promise<void> {
-    const failure = await this.guard(async () => {
-      if (this.sandbox.options.mode === "sync") script.runSync(this.context, { timeout });
-      else await script.run(this.context, { timeout });
-    });
-    if (failure !== undefined) throw new RewindError(failure.code as "CPU_LIMIT", failure.message);
+  /** @internal the script's bundle, evaluated by `start`: its top level is the run's first code. */
+  load(script: ivm.Script): void {
+    this.script = script;
   }
 
   /** True when the isolate was lost under this run (another run's heap bomb): replay it cold. */
@@ -224,7 +222,22 @@ export class ScriptInstance {
     return this.state === "evicted";
   }
 
-  start(input: Json): Promise<GuestCommand[]> {
+  /**
+   * Evaluates the script's module (its top level may throw or loop like any code: that fails the
+   * run, journaled) and calls its default export with the input.
+   */
+  async start(input: Json): Promise<GuestCommand[]> {
+    const script = this.script;
+    if (script === undefined)
+      throw new RewindError("SANDBOX_ERROR", "The run's script has already started");
+    this.script = undefined;
+    const timeout = this.sandbox.options.cpuLimitMs;
+    const failure = await this.guard(async () => {
+      if (this.sandbox.options.mode === "sync") script.runSync(this.context, { timeout });
+      else await script.run(this.context, { timeout });
+      this.context.global.deleteSync("__rewind_register");
+    });
+    if (failure !== undefined) return [{ type: "fail", error: failure }];
     return this.activate(this.startFn, JSON.stringify(input));
   }
 
@@ -276,10 +289,12 @@ export class ScriptInstance {
     });
     if (failure !== undefined) return [{ type: "fail", error: failure }];
     try {
-      return parseCommands(
-        batch,
-        (p) => this.mapper.callsite(p),
-        (s) => this.mapper.stack(s),
+      return this.checkIds(
+        parseCommands(
+          batch,
+          (p) => this.mapper.callsite(p),
+          (s) => this.mapper.stack(s),
+        ),
       );
     } catch (error) {
       this.end();
@@ -294,6 +309,19 @@ export class ScriptInstance {
         },
       ];
     }
+  }
+
+  /** Calls and timers carry new ids in increasing order; a cancel names one already set. */
+  private checkIds(commands: GuestCommand[]): GuestCommand[] {
+    for (const command of commands) {
+      if (command.type === "call" || command.type === "timer.set") {
+        if (command.id <= this.lastId) throw new TypeError(`command id ${command.id} is not new`);
+        this.lastId = command.id;
+      } else if (command.type === "timer.cancel" && command.id > this.lastId) {
+        throw new TypeError(`timer.cancel names id ${command.id}, which was never set`);
+      }
+    }
+    return commands;
   }
 
   /** Runs guest code; a limit hit becomes the run's failure, never the host's. */
@@ -324,11 +352,26 @@ export class ScriptInstance {
             `anything and was stopped: look for an endless loop, or split the work across awaits`,
         };
       }
-      return {
-        name: "RewindError",
-        code: "SANDBOX_ERROR",
-        message: `The sandbox failed: ${message}`,
+      if (
+        /isolate|disposed|released/i.test(message) &&
+        !(error instanceof Error && error.stack?.includes(SCRIPT_FILE))
+      ) {
+        return {
+          name: "RewindError",
+          code: "SANDBOX_ERROR",
+          message: `The sandbox failed: ${message}`,
+        };
+      }
+      // Script code threw out of the isolate: an error at its top level, or a promise rejection
+      // nobody handled (which, as in Node, ends the program). The run fails; the host does not.
+      const thrown = error instanceof Error ? error : undefined;
+      const data: ErrorData = {
+        name: thrown?.name ?? "Error",
+        message: thrown === undefined ? `Uncaught ${String(error)}` : message,
+        code: "SCRIPT_ERROR",
       };
+      if (thrown?.stack !== undefined) data.stack = this.mapper.stack(thrown.stack);
+      return data;
     }
   }
 

@@ -1,6 +1,7 @@
 import type { ErrorData, Json, JournalEntry } from "@rewind/core";
 
-export type RunStatus = "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
+export type RunStatus =
+  "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
 
 export interface RunView {
   id: string;
@@ -53,18 +54,25 @@ export class Rewind {
   private readonly fetcher: typeof fetch;
 
   constructor(options: RewindOptions = {}) {
-    this.url = (options.url ?? process.env.REWIND_URL ?? "http://localhost:7420").replace(/\/$/, "");
+    this.url = (options.url ?? process.env.REWIND_URL ?? "http://localhost:7420").replace(
+      /\/$/,
+      "",
+    );
     this.token = options.token ?? process.env.REWIND_TOKEN;
     this.fetcher = options.fetch ?? fetch;
   }
 
   readonly runs = {
-    start: (run: StartRun) => this.request<{ id: string; status: RunStatus }>("POST", "/v1/runs", run),
+    start: (run: StartRun) =>
+      this.request<{ id: string; status: RunStatus }>("POST", "/v1/runs", run),
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
     list: (filter: { status?: RunStatus; limit?: number; before?: string } = {}) =>
       this.request<{ runs: RunView[]; next?: string }>("GET", `/v1/runs${query(filter)}`),
     journal: (id: string, after = 0) =>
-      this.request<{ entries: JournalEntry[] }>("GET", `/v1/runs/${encodeURIComponent(id)}/journal${query({ after })}`),
+      this.request<{ entries: JournalEntry[] }>(
+        "GET",
+        `/v1/runs/${encodeURIComponent(id)}/journal${query({ after })}`,
+      ),
     /** Waits up to `wait` (e.g. "30s") for the run to end; answers with its status either way. */
     result: (id: string, wait = "30s") =>
       this.request<{ id: string; status: RunStatus; result?: Json; error?: ErrorData }>(
@@ -72,8 +80,13 @@ export class Rewind {
         `/v1/runs/${encodeURIComponent(id)}/result${query({ wait })}`,
       ),
     signal: (id: string, name: string, payload: Json = null) =>
-      this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`, payload),
-    cancel: (id: string) => this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
+      this.request<{ id: number }>(
+        "POST",
+        `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`,
+        payload,
+      ),
+    cancel: (id: string) =>
+      this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -82,21 +95,41 @@ export class Rewind {
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      response = await this.fetcher(this.url + path, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
+      response = await this.fetcher(this.url + path, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+      });
     } catch (error) {
-      throw new RewindApiError(0, "UNAVAILABLE", `Could not reach Rewind at ${this.url} (${(error as Error).message}): is \`rewind dev\` running, and is REWIND_URL right?`);
+      throw new RewindApiError(
+        0,
+        "UNAVAILABLE",
+        `Could not reach Rewind at ${this.url} (${(error as Error).message}): is \`rewind dev\` running, and is REWIND_URL right?`,
+      );
     }
     const text = await response.text();
     const data = text === "" ? undefined : (JSON.parse(text) as unknown);
     if (!response.ok) {
-      const error = (data as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
-      throw new RewindApiError(response.status, error?.code ?? "UNAVAILABLE", error?.message ?? `${method} ${path} answered ${response.status}`, error?.field);
+      const error = (
+        data as { error?: { code?: string; message?: string; field?: string } } | undefined
+      )?.error;
+      throw new RewindApiError(
+        response.status,
+        error?.code ?? "UNAVAILABLE",
+        error?.message ?? `${method} ${path} answered ${response.status}`,
+        error?.field,
+      );
     }
     return data as T;
   }
 }
 
 function query(params: Record<string, string | number | undefined>): string {
-  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as [string, string | number][];
-  return entries.length === 0 ? "" : `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as [
+    string,
+    string | number,
+  ][];
+  return entries.length === 0
+    ? ""
+    : `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
 }

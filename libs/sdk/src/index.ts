@@ -8,4 +8,11 @@ export {
   type ToolDefinition,
   type ToolFunction,
 } from "./toolset.js";
-export { Rewind, RewindApiError, type RewindOptions, type RunView, type StartRun, type RunStatus } from "./client.js";
+export {
+  Rewind,
+  RewindApiError,
+  type RewindOptions,
+  type RunView,
+  type StartRun,
+  type RunStatus,
+} from "./client.js";

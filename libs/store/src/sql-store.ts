@@ -225,7 +225,7 @@ export class SqlStore implements Store {
       runId,
       kind: r.kind,
       name: r.name,
-      payload: (values.get(r.payload_ref) ?? null),
+      payload: values.get(r.payload_ref) ?? null,
     }));
   }
 

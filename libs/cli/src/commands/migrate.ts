@@ -7,7 +7,11 @@ export async function migrateCommand(): Promise<number> {
   try {
     const { applied } = await migrate(client);
     const where = url === undefined ? "the embedded database under .rewind/" : "DATABASE_URL";
-    process.stdout.write(applied.length === 0 ? `${where} is up to date\n` : `applied to ${where}: ${applied.join(", ")}\n`);
+    process.stdout.write(
+      applied.length === 0
+        ? `${where} is up to date\n`
+        : `applied to ${where}: ${applied.join(", ")}\n`,
+    );
     return 0;
   } finally {
     await client.close();

@@ -8,7 +8,10 @@ import { dim, journalTable, red, statusColor } from "../format.js";
 const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
 
 /** `rewind run`: compile, submit, print the id; with --wait stream the output and the result. */
-export async function runCommand(scriptFile: string, options: { input?: string; toolset?: string; wait?: boolean }): Promise<number> {
+export async function runCommand(
+  scriptFile: string,
+  options: { input?: string; toolset?: string; wait?: boolean },
+): Promise<number> {
   const script = await compileScript({ file: scriptFile });
   const api = client();
   const input = parseJson(options.input, "--input");
@@ -25,7 +28,8 @@ export async function runCommand(scriptFile: string, options: { input?: string; 
     const { entries } = await api.runs.journal(id, after);
     for (const entry of entries) {
       after = entry.seq;
-      if (entry.kind === "output") (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text);
+      if (entry.kind === "output")
+        (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text);
       if (ENDINGS.has(entry.kind)) return report(entry);
     }
     await api.runs.result(id, "10s"); // returns as soon as the run ends, or after 10 s
@@ -38,7 +42,9 @@ function report(e: JournalEntry): number {
       process.stdout.write(`${JSON.stringify(e.result)}\n`);
       return 0;
     case "run.failed":
-      process.stderr.write(`${red("✗ failed")} ${e.error.code ?? ""}: ${e.error.stack ?? e.error.message}\n`);
+      process.stderr.write(
+        `${red("✗ failed")} ${e.error.code ?? ""}: ${e.error.stack ?? e.error.message}\n`,
+      );
       return 1;
     default:
       process.stderr.write(`${statusColor(e.kind.replace("run.", ""))}\n`);
@@ -46,7 +52,11 @@ function report(e: JournalEntry): number {
   }
 }
 
-export async function listCommand(options: { status?: string; json?: boolean; limit?: string }): Promise<number> {
+export async function listCommand(options: {
+  status?: string;
+  json?: boolean;
+  limit?: string;
+}): Promise<number> {
   const { runs } = await client().runs.list({
     ...(options.status === undefined ? {} : { status: options.status as RunStatus }),
     limit: Number(options.limit ?? 50),
@@ -56,7 +66,10 @@ export async function listCommand(options: { status?: string; json?: boolean; li
     return 0;
   }
   if (runs.length === 0) process.stdout.write(dim("no runs\n"));
-  for (const run of runs) process.stdout.write(`${run.id}  ${statusColor(run.status).padEnd(20)}  ${run.toolset}  ${dim(run.createdAt)}\n`);
+  for (const run of runs)
+    process.stdout.write(
+      `${run.id}  ${statusColor(run.status).padEnd(20)}  ${run.toolset}  ${dim(run.createdAt)}\n`,
+    );
   return 0;
 }
 
@@ -68,7 +81,12 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     process.stdout.write(`${JSON.stringify({ ...run, journal: entries }, null, 2)}\n`);
     return 0;
   }
-  const lines = [`run      ${run.id}`, `status   ${statusColor(run.status)}`, `toolset  ${run.toolset}`, `epoch    ${run.epoch}`];
+  const lines = [
+    `run      ${run.id}`,
+    `status   ${statusColor(run.status)}`,
+    `toolset  ${run.toolset}`,
+    `epoch    ${run.epoch}`,
+  ];
   if (run.parent) lines.push(`parent   ${run.parent.runId} at seq ${run.parent.seq}`);
   if (run.result !== undefined) lines.push(`result   ${JSON.stringify(run.result)}`);
   if (run.error !== undefined) lines.push(`error    ${run.error.code ?? ""} ${run.error.message}`);
@@ -76,7 +94,11 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
   return 0;
 }
 
-export async function signalCommand(runId: string, name: string, payload?: string): Promise<number> {
+export async function signalCommand(
+  runId: string,
+  name: string,
+  payload?: string,
+): Promise<number> {
   await client().runs.signal(runId, name, parseJson(payload, "the signal's payload"));
   process.stdout.write(`signal ${name} sent to ${runId}\n`);
   return 0;
@@ -93,6 +115,9 @@ function parseJson(text: string | undefined, what: string): Json {
   try {
     return JSON.parse(text.startsWith("@") ? readFileSync(text.slice(1), "utf8") : text) as Json;
   } catch (error) {
-    throw new RewindError("INVALID_INPUT", `${what} is not valid JSON (${(error as Error).message}): quote it, e.g. '{"n": 1}', or pass @file.json`);
+    throw new RewindError(
+      "INVALID_INPUT",
+      `${what} is not valid JSON (${(error as Error).message}): quote it, e.g. '{"n": 1}', or pass @file.json`,
+    );
   }
 }

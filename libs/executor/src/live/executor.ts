@@ -59,11 +59,13 @@ export class Executor {
   private readonly leaseTtlMs: number;
   private readonly now: () => number;
   private renewal: NodeJS.Timeout | undefined;
+  private readonly maxValueBytes: number;
   private closed = false;
 
   constructor(private readonly options: ExecutorOptions) {
     this.committer = new GroupCommitter(options.store);
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
+    this.maxValueBytes = options.maxValueBytes ?? options.sandbox.options.maxValueBytes;
     this.now = options.now ?? Date.now;
     this.renewal = setInterval(() => void this.renewLeases(), this.leaseTtlMs / 3);
     this.renewal.unref();
@@ -156,11 +158,7 @@ export class Executor {
     const instance = await sandbox.instantiate(script, { seed: started.seed, startAt: started.at });
     let resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
     try {
-      resumed = await RunEngine.resume(
-        instance,
-        journal,
-        this.options.maxValueBytes ? { maxValueBytes: this.options.maxValueBytes } : {},
-      );
+      resumed = await RunEngine.resume(instance, journal, { maxValueBytes: this.maxValueBytes });
     } catch (error) {
       instance.dispose();
       if (error instanceof DivergenceError) return this.quarantine(lease, journal, error);
@@ -262,7 +260,7 @@ export class Executor {
     void invokeTool(tool, call, {
       runId: run.runId,
       toolset: run.toolset,
-      maxValueBytes: this.options.maxValueBytes ?? 4 * 1024 * 1024,
+      maxValueBytes: this.maxValueBytes,
       backoff: (ms) => sleep(ms),
     }).then((outcome) => {
       if (run.dropped || this.hot.get(run.runId) !== run) return; // the new owner runs it again

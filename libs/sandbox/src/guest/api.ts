@@ -1,6 +1,12 @@
 import { parseDuration, type Duration } from "@rewind/core/duration";
 import { userCallsite } from "./callsite.js";
-import { ObjectDefineProperty, ObjectFreeze } from "./intrinsics.js";
+import {
+  ObjectDefineProperty,
+  ObjectFreeze,
+  OriginalPromise,
+  PromiseThen,
+  promiseResolve,
+} from "./intrinsics.js";
 import { callTool, cancelTimer, failRun, nextSignal, setTimer } from "./scheduler.js";
 
 /** The `rewind` module scripts import: `tools`, `sleep`, `waitForSignal`. */
@@ -15,7 +21,7 @@ export function createRewindModule() {
 
   const sleep = (duration: Duration): Promise<void> => {
     const ms = parseDuration(duration, "sleep()'s duration");
-    return new Promise((resolve) => {
+    return new OriginalPromise((resolve) => {
       setTimer(ms, () => resolve());
     });
   };
@@ -78,13 +84,17 @@ export function installTimers(global: typeof globalThis): void {
   define("clearInterval", clear);
   define("queueMicrotask", (callback: unknown) => {
     if (typeof callback !== "function") throw new TypeError("queueMicrotask needs a function");
-    void Promise.resolve().then(() => {
-      try {
-        callback();
-      } catch (error) {
-        failRun(error);
-      }
-    });
+    void PromiseThen(
+      promiseResolve(undefined),
+      () => {
+        try {
+          callback();
+        } catch (error) {
+          failRun(error);
+        }
+      },
+      () => {},
+    );
   });
 }
 

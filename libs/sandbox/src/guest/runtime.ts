@@ -8,9 +8,9 @@ import { createRewindModule, installFetch, installTimers } from "./api.js";
 import { installConsole } from "./console.js";
 import { installEncoding } from "./encoding.js";
 import { installIntl } from "./intl.js";
-import { JsonParse, ObjectDefineProperty } from "./intrinsics.js";
+import { JsonParse, ObjectDefineProperty, promiseResolve } from "./intrinsics.js";
 import { installRandom } from "./random.js";
-import { clock, collect, deliver, settleMain, sites } from "./scheduler.js";
+import { clock, collect, deliver, failRun, settleMain, sites } from "./scheduler.js";
 import { limits } from "./serialize.js";
 import { installTime } from "./time.js";
 
@@ -47,24 +47,18 @@ const host = {
     ObjectDefineProperty(global, "__rewind_module", { value: rewind, configurable: true });
   },
   /** Calls the script's default export with the input; its commands are then collected. */
+  /** Calls the script's default export. Never throws (see `deliver`): failures fail the run. */
   start(inputJson: string): void {
-    delete (global as Record<string, unknown>).__rewind_module;
-    if (typeof main !== "function") {
-      settleMain(
-        Promise.reject(new TypeError("The script must `export default` an async function")),
-      );
-      return;
-    }
-    const input = JsonParse(inputJson) as unknown;
-    let result: unknown;
     try {
-      result = main(input);
+      delete (global as Record<string, unknown>).__rewind_module;
+      if (typeof main !== "function") {
+        failRun(new TypeError("The script must `export default` an async function"));
+        return;
+      }
+      settleMain(promiseResolve(main(JsonParse(inputJson) as unknown)));
     } catch (error) {
-      // A script may throw any value; main rejects with exactly what it threw.
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
-      result = Promise.reject(error);
+      failRun(error); // main threw synchronously
     }
-    settleMain(Promise.resolve(result));
   },
   deliver,
   collect,

@@ -1,5 +1,12 @@
 import { userCallsite } from "./callsite.js";
-import { JsonParse, JsonStringify, OriginalError, PromiseThen } from "./intrinsics.js";
+import {
+  JsonParse,
+  JsonStringify,
+  OriginalError,
+  OriginalPromise,
+  PromiseThen,
+  promiseResolve,
+} from "./intrinsics.js";
 import { toWire } from "./serialize.js";
 
 /**
@@ -33,7 +40,11 @@ interface PendingTimer {
 
 export const clock = { now: 0, start: 0 };
 
-const batch: string[] = [];
+/**
+ * The commands emitted since the last collect, as JSON text. A string, not an array: writing into
+ * an array can run a setter a script put on Array.prototype, and collect must run no script code.
+ */
+let batch = "";
 const calls = new Map<number, PendingCall>();
 const timers = new Map<number, PendingTimer>();
 const signalWaiters = new Map<string, ((payload: unknown) => void)[]>();
@@ -43,11 +54,13 @@ let callsInFlight = 0;
 /** The completion command, serialised when main settled (inside an activation, under its limit). */
 let outcome: string | null = null;
 let finished = false;
+/** The runtime itself failed (a script broke a built-in it relies on): end now, calls or not. */
+let broken = false;
 /** Callsites cost a stack capture; the host turns them off while replaying recorded batches. */
 export const sites = { capture: true };
 
 function emit(fragment: string): void {
-  if (!finished) batch[batch.length] = fragment;
+  if (!finished) batch = batch === "" ? fragment : `${batch},${fragment}`;
 }
 
 /**
@@ -60,7 +73,7 @@ export function site(): string {
 }
 
 export function callTool(name: string, args: unknown): Promise<unknown> {
-  if (finished) return new Promise(() => {}); // the run is over; nothing more leaves the sandbox
+  if (finished) return new OriginalPromise(() => {}); // the run is over; nothing more leaves the sandbox
   const wireArgs = toWire(args, `The arguments of tools.${name}()`);
   const id = nextId++;
   const callsite = site();
@@ -68,7 +81,7 @@ export function callTool(name: string, args: unknown): Promise<unknown> {
     `{"t":"call","id":${id},"name":${JsonStringify(name)},"site":"${callsite}","args":${wireArgs}}`,
   );
   callsInFlight++;
-  return new Promise((resolve, reject) => {
+  return new OriginalPromise((resolve, reject) => {
     calls.set(id, { resolve, reject });
   });
 }
@@ -95,10 +108,10 @@ export function output(stream: "stdout" | "stderr", text: string): void {
 export function nextSignal(name: string, timeoutMs: number | undefined): Promise<unknown> {
   const buffered = bufferedSignals.get(name);
   if (buffered !== undefined && buffered.length > 0) {
-    return Promise.resolve(buffered.shift());
+    return promiseResolve(buffered.shift());
   }
   const callsite = userCallsite();
-  return new Promise((resolve) => {
+  return new OriginalPromise((resolve) => {
     let waiters = signalWaiters.get(name);
     if (waiters === undefined) signalWaiters.set(name, (waiters = []));
     let timerId = 0;
@@ -143,8 +156,22 @@ export function failRun(error: unknown): void {
   if (outcome === null) outcome = `{"t":"done","ok":false,"error":${errorToWire(error)}}`;
 }
 
+/**
+ * Delivers one event. Never throws: an exception escaping a call into the isolate would make
+ * isolated-vm report a pending rejection on whatever call comes next, maybe another run's.
+ */
 export function deliver(eventJson: string): void {
-  const event = JsonParse(eventJson) as GuestEvent;
+  try {
+    deliverEvent(JsonParse(eventJson) as GuestEvent);
+  } catch (error) {
+    // Delivery is runtime code: it throws only when the script broke what it relies on (a
+    // tampered built-in). Its bookkeeping cannot be trusted any more, so the run ends now.
+    failRun(error);
+    broken = true;
+  }
+}
+
+function deliverEvent(event: GuestEvent): void {
   clock.now = event.at;
   switch (event.t) {
     case "result": {
@@ -189,14 +216,13 @@ export function deliver(eventJson: string): void {
  * the host may call it without a time limit.
  */
 export function collect(): string {
-  if (!finished && outcome !== null && callsInFlight === 0) {
+  if (!finished && outcome !== null && (callsInFlight === 0 || broken)) {
     finished = true;
-    batch[batch.length] = outcome;
+    batch = batch === "" ? outcome : `${batch},${outcome}`;
   }
-  let text = "[";
-  for (let i = 0; i < batch.length; i++) text += i === 0 ? batch[i] : `,${batch[i]}`;
-  batch.length = 0;
-  return `${text}]`;
+  const text = `[${batch}]`;
+  batch = "";
+  return text;
 }
 
 function completed(value: unknown): string {

@@ -1,0 +1,36 @@
+import { startDevPlatform } from "@rewind/dev";
+import type { Toolset } from "@rewind/sdk";
+import { loadToolsets } from "../load-toolset.js";
+import { dim, green } from "../format.js";
+
+/** `rewind dev`: the whole platform in one process, on PGlite under .rewind/ unless DATABASE_URL is set. */
+export async function devCommand(options: { port?: string; toolset?: string[] }): Promise<number> {
+  const toolsets: Toolset[] = [];
+  for (const file of options.toolset ?? []) toolsets.push(...(await loadToolsets(file)));
+  const databaseUrl = process.env.DATABASE_URL;
+  const platform = await startDevPlatform({
+    port: Number(options.port ?? 7420),
+    ...(databaseUrl ? { databaseUrl } : {}),
+    toolsets,
+    log: (line) => process.stderr.write(`${dim("rewind")} ${line}\n`),
+  });
+  const where = databaseUrl ? "Postgres (DATABASE_URL)" : "the embedded database in .rewind/";
+  process.stdout.write(
+    [
+      `${green("Rewind is running")} on ${where}`,
+      `  API      ${platform.url}/v1   (OpenAPI: ${platform.url}/v1/openapi.json)`,
+      `  token    ${platform.token}   (saved in .rewind/token; the CLI here uses it)`,
+      `  toolsets ${toolsets.map((t) => `${t.name} (${[...t.tools.keys()].join(", ")})`).join("; ") || "none: pass --toolset FILE"}`,
+      `  try      rewind run examples/hello.ts --toolset ${toolsets[0]?.name ?? "default"} --wait`,
+      "",
+    ].join("\n"),
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  process.stderr.write(`${dim("rewind")} stopping…\n`);
+  await platform.close();
+  return 0;
+}

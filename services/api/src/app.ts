@@ -1,0 +1,130 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import secureJson from "secure-json-parse";
+import { RewindError } from "@rewind/core";
+import type { Store } from "@rewind/store";
+import type { ApiContext, ApiLog } from "./context.js";
+import type { Doorbell } from "./doorbell.js";
+import { invalidInput, notFound, toHttpError } from "./errors.js";
+import { openApiRoute } from "./openapi.js";
+import { registerRoute, type Route } from "./route.js";
+import { POLL_ONLY, type RunChanges } from "./run-changes.js";
+import { healthz, readyz, root } from "./routes/health.js";
+import { readJournal } from "./routes/journal.js";
+import { getResult } from "./routes/result.js";
+import { createRun, getRun, listRuns } from "./routes/runs.js";
+import { cancelRun, sendSignal } from "./routes/signals.js";
+
+export interface ApiOptions {
+  store: Store;
+  doorbell: Doorbell;
+  /** The build's version, shown at `/` and in the OpenAPI document. */
+  version: string;
+  /**
+   * Change notices for long-polls (result, journal with `wait`). Without them the API reads the
+   * store every `pollMs`; with them it reads on each notice and every `pollMs` as a backstop.
+   */
+  changes?: RunChanges;
+  /** Default: 100 ms, or 1 s when `changes` is given. */
+  pollMs?: number;
+  /** The determinism epoch new runs are created on (default 1). */
+  epoch?: number;
+  /** The largest request body, in bytes (default 8 MiB). */
+  bodyLimit?: number;
+  /** Where unexpected errors are reported (default: one line on stderr). */
+  log?: ApiLog;
+}
+
+export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+
+const ROUTES: readonly Route[] = [
+  root,
+  healthz,
+  readyz,
+  createRun,
+  listRuns,
+  getRun,
+  readJournal,
+  getResult,
+  sendSignal,
+  cancelRun,
+];
+
+/**
+ * The HTTP API as a fastify instance (not listening yet: call `listen`, or `inject` in tests).
+ * It validates, stores scripts and runs, writes outside events to the inbox and rings the
+ * doorbell; it never executes a script and never appends to a journal.
+ */
+export function createApi(options: ApiOptions): FastifyInstance {
+  const shutdown = new AbortController();
+  const ctx: ApiContext = {
+    store: options.store,
+    doorbell: options.doorbell,
+    changes: options.changes ?? POLL_ONLY,
+    version: options.version,
+    epoch: options.epoch ?? 1,
+    pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
+    shutdown: shutdown.signal,
+    log: options.log ?? stderrLog,
+  };
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    // Signal names may be up to 200 characters (the router's default stops at 100).
+    routerOptions: { maxParamLength: 256 },
+    // While closing, requests are refused by the hook below, in the API's own error shape.
+    return503OnClosing: false,
+  });
+
+  // JSON is the only body the API reads. An empty body is "no body" (a signal without payload);
+  // `__proto__` keys are refused rather than silently dropped from what would be journaled.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, text, done) => {
+    if ((text as string).trim() === "") return done(null, undefined);
+    try {
+      done(
+        null,
+        secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" }),
+      );
+    } catch (error) {
+      done(
+        invalidInput(
+          "body",
+          `is not valid JSON (${(error as Error).message}): send one JSON document with Content-Type: application/json`,
+        ),
+        undefined,
+      );
+    }
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, expected } = toHttpError(error);
+    if (!expected) ctx.log.error(`${request.method} ${request.url} failed`, error);
+    if (body.error.code === "UNAUTHORIZED")
+      void reply.header("WWW-Authenticate", 'Bearer realm="rewind"');
+    return reply.code(status).type("application/json; charset=utf-8").send(body);
+  });
+  app.setNotFoundHandler((request) => {
+    throw notFound(
+      `No route ${request.method} ${request.url.split("?")[0]}: the API's routes are listed in /v1/openapi.json`,
+    );
+  });
+  // Long-polls answer at once when the API closes, rather than holding the close for a minute;
+  // requests that still arrive are sent elsewhere (a load balancer retries a 503).
+  app.addHook("preClose", async () => shutdown.abort());
+  app.addHook("onRequest", async (_request, reply) => {
+    if (!shutdown.signal.aborted) return;
+    void reply.header("Connection", "close");
+    throw new RewindError("UNAVAILABLE", "The API is shutting down: retry the request");
+  });
+
+  const routes: Route[] = [...ROUTES, openApiRoute(() => routes, options.version)];
+  for (const route of routes) registerRoute(app, route, ctx);
+  return app;
+}
+
+const stderrLog: ApiLog = {
+  error(message, error) {
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`rewind api: ${message}: ${detail}\n`);
+  },
+};

@@ -1,0 +1,23 @@
+import type { Store } from "@rewind/store";
+import type { Doorbell } from "./doorbell.js";
+import type { RunChanges } from "./run-changes.js";
+
+/** What every route shares: one bag of resources, built once by `createApi`. */
+export interface ApiContext {
+  store: Store;
+  doorbell: Doorbell;
+  changes: RunChanges;
+  version: string;
+  /** The determinism epoch new runs are created on. */
+  epoch: number;
+  /** How often a long-poll reads the store again when no change is announced. */
+  pollMs: number;
+  /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */
+  shutdown: AbortSignal;
+  log: ApiLog;
+}
+
+export interface ApiLog {
+  /** Something went wrong that the client cannot fix (a store error, a doorbell that failed). */
+  error(message: string, error: unknown): void;
+}

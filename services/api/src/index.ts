@@ -1,0 +1,16 @@
+export { createApi, DEFAULT_BODY_LIMIT, type ApiOptions } from "./app.js";
+export type { Doorbell } from "./doorbell.js";
+export type { ApiLog } from "./context.js";
+export { LocalRunChanges, POLL_ONLY, type RunChanges } from "./run-changes.js";
+export {
+  CreateRunBody,
+  CreatedRun,
+  ErrorResponse,
+  JournalPage,
+  RunList,
+  RunResult,
+  RunView,
+  MAX_WAIT_MS,
+  DEFAULT_TTL_MS,
+} from "./schemas.js";
+export type { ErrorBody } from "./errors.js";

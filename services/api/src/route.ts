@@ -1,0 +1,91 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import { authenticate } from "./auth.js";
+import { fromZodError } from "./errors.js";
+import type { ApiContext } from "./context.js";
+
+/** A documented response of a route: its schema (JSON unless `contentType` says otherwise). */
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  /** Further content types the same status may answer with (e.g. the journal as JSON Lines). */
+  alternatives?: Record<string, { schema: z.ZodType }>;
+  headers?: Record<string, string>;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** The namespace the request's token grants (routes with `auth: false` get ""). */
+  namespace: string;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** Aborted when the client goes away or the API shuts down: long waits end early. */
+  signal: AbortSignal;
+}
+
+/**
+ * One endpoint: its input schemas, its documented responses and its handler. The same definition
+ * is validated against at run time and rendered into the OpenAPI document.
+ */
+export interface Route<P = unknown, Q = unknown, B = unknown> {
+  method: "GET" | "POST";
+  /** Fastify's form: `/v1/runs/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  auth: boolean;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  /** Whether the body may be absent (an empty POST). */
+  bodyOptional?: boolean;
+  responses: Record<number, ResponseDoc>;
+  /** Error statuses the route may answer with, documented with the error body. */
+  errors: readonly number[];
+  handle(input: RouteInput<P, Q, B>, ctx: ApiContext): Promise<unknown>;
+}
+
+/** Keeps a route's schema and handler types tied together, then forgets them for the table. */
+export function defineRoute<P = undefined, Q = undefined, B = undefined>(
+  route: Route<P, Q, B>,
+): Route {
+  return route;
+}
+
+export function registerRoute(app: FastifyInstance, route: Route, ctx: ApiContext): void {
+  const namespaces = new WeakMap<FastifyRequest, string>();
+  app.route({
+    method: route.method,
+    url: route.path,
+    // Authenticate before the body is read: an unknown client's upload is refused unread.
+    onRequest: async (request) => {
+      if (route.auth) namespaces.set(request, await authenticate(request, ctx.store));
+    },
+    handler: async (request, reply) => {
+      const namespace = namespaces.get(request) ?? "";
+      const params = parse("params", route.params, request.params);
+      const query = parse("query", route.query, request.query);
+      const body = parse("body", route.body, request.body);
+      const signal = requestSignal(reply, ctx.shutdown);
+      return route.handle({ params, query, body, namespace, request, reply, signal }, ctx);
+    },
+  });
+}
+
+function parse<T>(location: string, schema: z.ZodType<T> | undefined, value: unknown): T {
+  if (schema === undefined) return undefined as T;
+  const result = schema.safeParse(value);
+  if (!result.success) throw fromZodError(location, result.error);
+  return result.data;
+}
+
+/** Aborts when the response closes before it is sent (the client left) or the API shuts down. */
+function requestSignal(reply: FastifyReply, shutdown: AbortSignal): AbortSignal {
+  const left = new AbortController();
+  reply.raw.once("close", () => left.abort());
+  return AbortSignal.any([left.signal, shutdown]);
+}

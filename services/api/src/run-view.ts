@@ -1,0 +1,36 @@
+import type { RunRecord, Store } from "@rewind/store";
+import { notFound } from "./errors.js";
+import type { RunView } from "./schemas.js";
+
+/** A run as the API shows it: dates as ISO strings, absent fields left out. */
+export function toRunView(run: RunRecord): RunView {
+  const view: RunView = {
+    id: run.id,
+    status: run.status,
+    namespace: run.namespace,
+    scriptHash: run.scriptHash,
+    toolset: run.toolset,
+    epoch: run.epoch,
+    lastSeq: run.lastSeq,
+    createdAt: run.createdAt.toISOString(),
+    updatedAt: run.updatedAt.toISOString(),
+  };
+  if (run.parent !== undefined) view.parent = run.parent;
+  if (run.result !== undefined) view.result = run.result;
+  if (run.error !== undefined) view.error = run.error;
+  if (run.endedAt !== undefined) view.endedAt = run.endedAt.toISOString();
+  if (run.expiresAt !== undefined) view.expiresAt = run.expiresAt.toISOString();
+  return view;
+}
+
+/**
+ * The run with this id in this namespace. A run of another namespace is answered exactly like a
+ * run that does not exist, so ids of other tenants are never confirmed.
+ */
+export async function findRun(store: Store, namespace: string, id: string): Promise<RunRecord> {
+  const run = await store.getRun(id);
+  if (run === undefined || run.namespace !== namespace) {
+    throw notFound(`No run ${id} in this namespace: check the id (GET /v1/runs lists your runs)`);
+  }
+  return run;
+}

@@ -1,0 +1,253 @@
+/**
+ * Every request and response of the API as zod schemas: requests are validated with them and the
+ * OpenAPI document is generated from them, so the document cannot drift from what is enforced.
+ */
+import { parseDuration } from "@rewind/core";
+import type { RunStatus } from "@rewind/store";
+import { z } from "zod";
+
+export const RUN_STATUSES = [
+  "queued",
+  "running",
+  "waiting",
+  "completed",
+  "failed",
+  "cancelled",
+  "quarantined",
+] as const satisfies readonly RunStatus[];
+
+const DAY = 86_400_000;
+export const DEFAULT_TTL_MS = 30 * DAY;
+export const MAX_TTL_MS = 3650 * DAY;
+/** The longest a request may wait for a run to change (result and journal long-polls). */
+export const MAX_WAIT_MS = 60_000;
+
+/** A duration as milliseconds or a string like "30s" or "10d", turned into milliseconds. */
+function duration(what: string, max: number, maxText: string, fromQuery: boolean) {
+  const input = fromQuery
+    ? z.string()
+    : z.union([z.number(), z.string()], {
+        error: `${what} must be milliseconds or a string like "30s"`,
+      });
+  return input.transform((value, ctx) => {
+    const ms = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+    try {
+      const parsed = parseDuration(ms, what);
+      if (parsed > max)
+        throw new RangeError(`${what} must be at most ${maxText}, got ${String(value)}`);
+      return parsed;
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+}
+
+const ttl = duration("ttl", MAX_TTL_MS, "3650d", false)
+  .refine((ms) => ms > 0, { error: "ttl must be longer than 0" })
+  .meta({ description: 'How long the run is kept after it ends: ms or "30d" (default 30 days).' });
+const wait = duration("wait", MAX_WAIT_MS, "60s (poll again to wait longer)", true).meta({
+  description:
+    'How long to wait for the run to change before answering: ms or "30s"; at most 60s; default 0.',
+});
+
+const SHA256 = /^sha256:[0-9a-f]{64}$/;
+
+const CompiledScript = z
+  .strictObject({
+    entry: z
+      .string()
+      .min(1)
+      .max(1024)
+      .meta({ description: "The entry file's name, e.g. order.ts" }),
+    code: z
+      .string()
+      .min(1)
+      .meta({ description: "The compiled script (one bundle) as rewind's compiler emits it" }),
+    sourceMap: z.string().meta({ description: "Its source map (JSON)" }),
+    hash: z
+      .string()
+      .optional()
+      .meta({ description: "Ignored: the API computes the hash from the code" }),
+  })
+  .meta({ description: "A compiled script; it is stored by the SHA-256 of its code" });
+
+const ScriptRef = z
+  .strictObject({
+    hash: z.string().regex(SHA256, { error: 'must be "sha256:" and 64 lowercase hex digits' }),
+  })
+  .meta({ description: "A script stored before, by its hash" });
+
+export const CreateRunBody = z.strictObject({
+  script: z.union([CompiledScript, ScriptRef], {
+    error:
+      'script is a compiled script { entry, code, sourceMap } or { hash: "sha256:…" } of one stored before',
+  }),
+  input: z
+    .unknown()
+    .optional()
+    .meta({ description: "The script's input: any JSON value (default null)" }),
+  toolset: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, {
+      error: "must be a toolset name: letters, digits, '.', '_' or '-', at most 128 characters",
+    })
+    .default("default")
+    .meta({
+      description: "The toolset the run may call, as workers register it (default: default)",
+    }),
+  seed: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, {
+      error: "must be 64 lowercase hex digits (256 bits); omit it to get a random seed",
+    })
+    .optional()
+    .meta({ description: "The seed of the run's randomness, 64 hex digits (default: random)" }),
+  ttl: ttl.optional(),
+});
+
+export const RunIdParams = z.strictObject({
+  id: z.string().min(1).max(200).meta({ description: "A run id, e.g. run_01h…" }),
+});
+
+export const SignalParams = z.strictObject({
+  id: RunIdParams.shape.id,
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .meta({ description: "The signal's name, as the script awaits it" }),
+});
+
+export const ListRunsQuery = z.strictObject({
+  status: z.enum(RUN_STATUSES).optional(),
+  limit: z.coerce
+    .number({ error: "must be a whole number from 1 to 500" })
+    .int({ error: "must be a whole number from 1 to 500" })
+    .min(1, { error: "must be a whole number from 1 to 500" })
+    .max(500, { error: "must be at most 500: page with `before`" })
+    .default(50),
+  before: z.string().min(1).max(200).optional().meta({
+    description: "List runs created before this run id (the `next` of the previous page)",
+  }),
+});
+
+export const JournalQuery = z.strictObject({
+  after: z.coerce
+    .number({ error: "must be a journal seq (a whole number ≥ 0)" })
+    .int({ error: "must be a journal seq (a whole number ≥ 0)" })
+    .min(0, { error: "must be a journal seq (a whole number ≥ 0)" })
+    .default(0)
+    .meta({ description: "Only entries with a greater seq (default 0: the whole journal)" }),
+  format: z.enum(["json", "jsonl"]).default("json").meta({
+    description: "json: { entries }; jsonl: the journal file (JSON Lines, one entry a line)",
+  }),
+  wait: wait.optional(),
+});
+
+export const ResultQuery = z.strictObject({ wait: wait.optional() });
+
+export const SignalBody = z
+  .unknown()
+  .meta({ description: "The signal's payload: any JSON value (empty: null)" });
+
+export const CancelBody = z
+  .strictObject({ reason: z.string().max(1000).optional() })
+  .optional()
+  .meta({ description: "Optional: why the run is cancelled" });
+
+// ---- responses
+
+const isoDate = z.string().meta({ format: "date-time" });
+const Json = z.unknown().meta({ description: "A JSON value" });
+
+export const ErrorData = z.object({
+  name: z.string(),
+  message: z.string(),
+  code: z.string().optional(),
+  stack: z.string().optional().meta({ description: "The script's source-mapped stack" }),
+});
+
+export const RunView = z.object({
+  id: z.string(),
+  status: z.enum(RUN_STATUSES),
+  namespace: z.string(),
+  scriptHash: z.string(),
+  toolset: z.string(),
+  epoch: z.number().int(),
+  lastSeq: z.number().int().meta({ description: "The seq of the journal's last entry" }),
+  parent: z.object({ runId: z.string(), seq: z.number().int() }).optional(),
+  result: Json.optional(),
+  error: ErrorData.optional(),
+  createdAt: isoDate,
+  updatedAt: isoDate,
+  endedAt: isoDate.optional(),
+  expiresAt: isoDate
+    .optional()
+    .meta({ description: "When the run will be deleted (set when it ends)" }),
+});
+export type RunView = z.infer<typeof RunView>;
+
+export const RunList = z.object({
+  runs: z.array(RunView),
+  next: z
+    .string()
+    .optional()
+    .meta({ description: "Pass as `before` for the next page; absent on the last" }),
+});
+
+export const CreatedRun = z.object({
+  id: z.string(),
+  status: z.literal("queued"),
+  scriptHash: z
+    .string()
+    .meta({ description: "The script's hash: start further runs with { hash }" }),
+});
+
+export const JournalEntry = z
+  .looseObject({
+    seq: z.number().int(),
+    kind: z.string(),
+    at: z.number().meta({ description: "Logical time, ms since the Unix epoch" }),
+    callsite: z.string().optional(),
+  })
+  .meta({ description: "A journal entry, values inline; kind-specific fields follow" });
+
+export const JournalPage = z.object({
+  entries: z.array(JournalEntry),
+  status: z.enum(RUN_STATUSES).meta({ description: "The run's status when the entries were read" }),
+});
+
+export const RunResult = z.object({
+  id: z.string(),
+  status: z.enum(RUN_STATUSES),
+  ended: z
+    .boolean()
+    .meta({ description: "Whether the run has ended (completed, failed or cancelled)" }),
+  result: Json.optional(),
+  error: ErrorData.optional(),
+});
+
+export const InboxAccepted = z.object({
+  id: z.number().int().meta({ description: "The inbox item's id" }),
+});
+
+export const ErrorResponse = z.object({
+  error: z.object({
+    code: z.string().meta({ description: "A code from Rewind's error table, e.g. INVALID_INPUT" }),
+    message: z.string().meta({ description: "What happened and what to do" }),
+    field: z
+      .string()
+      .optional()
+      .meta({ description: "The offending field, e.g. body.script.code" }),
+  }),
+});
+
+export const Health = z.object({ ok: z.literal(true) });
+
+export const Root = z.object({
+  name: z.literal("rewind"),
+  version: z.string(),
+  api: z.string(),
+  openapi: z.string(),
+});

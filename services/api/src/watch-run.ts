@@ -1,0 +1,27 @@
+import type { RunRecord } from "@rewind/store";
+import type { ApiContext } from "./context.js";
+import { findRun } from "./run-view.js";
+
+/**
+ * Long-poll: reads the run until `settled(run)` holds, `waitMs` has passed, or the request is
+ * abandoned (client gone, API closing), and returns the last read. Each round trusts only the
+ * store; a change notice merely ends the pause between reads early.
+ */
+export async function watchRun(
+  ctx: ApiContext,
+  namespace: string,
+  runId: string,
+  waitMs: number,
+  signal: AbortSignal,
+  settled: (run: RunRecord) => boolean,
+): Promise<RunRecord> {
+  const deadline = Date.now() + waitMs;
+  let run = await findRun(ctx.store, namespace, runId);
+  while (!settled(run) && !signal.aborted) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await ctx.changes.next(runId, Math.min(ctx.pollMs, left), signal);
+    run = await findRun(ctx.store, namespace, runId);
+  }
+  return run;
+}

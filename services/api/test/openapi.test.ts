@@ -1,0 +1,154 @@
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SCRIPT, completeRun, openHarness, startRun, type Harness } from "./harness.js";
+
+let h: Harness;
+let doc: any;
+beforeAll(async () => {
+  h = await openHarness();
+  const response = await h.app.inject({ url: "/v1/openapi.json" });
+  expect(response.statusCode).toBe(200);
+  doc = JSON.parse(response.body);
+});
+afterAll(async () => h.close());
+
+describe("GET /v1/openapi.json", () => {
+  it("is an OpenAPI 3.1 document listing every endpoint", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info).toMatchObject({ title: "Rewind API", version: "0.0.0-test" });
+    const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods as object).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        "GET /",
+        "GET /healthz",
+        "GET /readyz",
+        "GET /v1/openapi.json",
+        "POST /v1/runs",
+        "GET /v1/runs",
+        "GET /v1/runs/{id}",
+        "GET /v1/runs/{id}/journal",
+        "GET /v1/runs/{id}/result",
+        "POST /v1/runs/{id}/signals/{name}",
+        "POST /v1/runs/{id}/cancel",
+      ].sort(),
+    );
+  });
+
+  it("documents parameters, bodies, auth and errors", () => {
+    const create = doc.paths["/v1/runs"].post;
+    expect(create.security).toEqual([{ bearer: [] }]);
+    const body = create.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(["script"]);
+    expect(Object.keys(body.properties).sort()).toEqual([
+      "input",
+      "script",
+      "seed",
+      "toolset",
+      "ttl",
+    ]);
+    expect(body.properties.script.anyOf).toHaveLength(2);
+    expect(Object.keys(create.responses).sort()).toEqual(["201", "401", "413", "422", "503"]);
+    expect(create.responses["422"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/Error",
+    });
+
+    const signal = doc.paths["/v1/runs/{id}/signals/{name}"].post;
+    expect(signal.parameters.map((p: any) => [p.name, p.in, p.required])).toEqual([
+      ["id", "path", true],
+      ["name", "path", true],
+    ]);
+    expect(signal.responses["409"]).toBeDefined();
+    const journal = doc.paths["/v1/runs/{id}/journal"].get;
+    expect(journal.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual([
+      "path:id",
+      "query:after",
+      "query:format",
+      "query:wait",
+    ]);
+    expect(Object.keys(journal.responses["200"].content)).toEqual([
+      "application/json",
+      "application/x-ndjson",
+    ]);
+    expect(doc.paths["/healthz"].get.security).toBeUndefined();
+  });
+
+  it("describes what the API really answers (responses validate against the document)", async () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: "doc", components: doc.components }, "doc");
+    const check = (path: string, method: string, status: number, body: unknown) => {
+      let schema =
+        doc.paths[path][method].responses[String(status)].content["application/json"].schema;
+      if (schema.$ref) schema = { $ref: `doc${schema.$ref}` };
+      const validate = ajv.compile(schema);
+      expect(
+        validate(body),
+        `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`,
+      ).toBe(true);
+    };
+    const created = await h.app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      headers: h.auth,
+      payload: { script: SCRIPT },
+    });
+    check("/v1/runs", "post", 201, created.json());
+    const id = created.json().id;
+    await completeRun(h.store, id, { n: 1 });
+    await startRun(h);
+    check(
+      "/v1/runs",
+      "get",
+      200,
+      (await h.app.inject({ url: "/v1/runs", headers: h.auth })).json(),
+    );
+    check(
+      "/v1/runs/{id}",
+      "get",
+      200,
+      (await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth })).json(),
+    );
+    check(
+      "/v1/runs/{id}/journal",
+      "get",
+      200,
+      (await h.app.inject({ url: `/v1/runs/${id}/journal`, headers: h.auth })).json(),
+    );
+    check(
+      "/v1/runs/{id}/result",
+      "get",
+      200,
+      (await h.app.inject({ url: `/v1/runs/${id}/result`, headers: h.auth })).json(),
+    );
+    const open = await startRun(h);
+    const signal = await h.app.inject({
+      method: "POST",
+      url: `/v1/runs/${open}/signals/go`,
+      headers: h.auth,
+    });
+    check("/v1/runs/{id}/signals/{name}", "post", 202, signal.json());
+    const conflict = await h.app.inject({
+      method: "POST",
+      url: `/v1/runs/${id}/cancel`,
+      headers: h.auth,
+    });
+    check("/v1/runs/{id}/cancel", "post", 409, conflict.json());
+    check("/", "get", 200, (await h.app.inject({ url: "/" })).json());
+  });
+});
+
+describe("health", () => {
+  it("GET /healthz, /readyz and / answer without a token", async () => {
+    expect((await h.app.inject({ url: "/healthz" })).json()).toEqual({ ok: true });
+    const ready = await h.app.inject({ url: "/readyz" });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ ok: true });
+    expect((await h.app.inject({ url: "/" })).json()).toEqual({
+      name: "rewind",
+      version: "0.0.0-test",
+      api: "/v1",
+      openapi: "/v1/openapi.json",
+    });
+  });
+});

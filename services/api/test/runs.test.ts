@@ -1,0 +1,207 @@
+import { createHash } from "node:crypto";
+import { parseJournalFile } from "@rewind/journal";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SCRIPT, completeRun, openHarness, startRun, type Harness } from "./harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await openHarness();
+});
+afterAll(async () => h.close());
+
+const sha = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+
+describe("POST /v1/runs", () => {
+  it("stores the script and the run with its run.started entry, then rings the doorbell", async () => {
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      headers: h.auth,
+      // The client's hash is ignored: the API computes it from the code.
+      payload: {
+        script: { ...SCRIPT, hash: "sha256:lies" },
+        input: { z: 1, a: [2, { y: 1, b: 0 }] },
+        toolset: "shop",
+      },
+    });
+    expect(response.statusCode).toBe(201);
+    const body = response.json();
+    expect(body).toEqual({
+      id: expect.stringMatching(/^run_/),
+      status: "queued",
+      scriptHash: sha(SCRIPT.code),
+    });
+    expect(response.headers.location).toBe(`/v1/runs/${body.id}`);
+    expect(h.rings).toContain(body.id);
+
+    expect(await h.store.getScript(sha(SCRIPT.code))).toEqual({
+      hash: sha(SCRIPT.code),
+      ...SCRIPT,
+    });
+    const run = await h.store.getRun(body.id);
+    expect(run).toMatchObject({
+      status: "queued",
+      namespace: "acme",
+      toolset: "shop",
+      epoch: 1,
+      lastSeq: 1,
+    });
+    const [started] = await h.store.readJournal(body.id);
+    expect(started).toMatchObject({
+      seq: 1,
+      kind: "run.started",
+      runId: body.id,
+      scriptHash: sha(SCRIPT.code),
+      seed: expect.stringMatching(/^[0-9a-f]{64}$/),
+      epoch: 1,
+      toolset: "shop",
+      namespace: "acme",
+    });
+    // The input is journaled in canonical key order.
+    expect(JSON.stringify((started as { input: unknown }).input)).toBe(
+      '{"a":[2,{"b":0,"y":1}],"z":1}',
+    );
+    expect(Math.abs(started!.at - Date.now())).toBeLessThan(60_000);
+    // Default TTL: 30 days.
+    expect(run!.ttlMs).toBe(30 * 86_400_000);
+  });
+
+  it("starts a run of a script stored before, by its hash, with a given seed, ttl and default toolset", async () => {
+    const seed = "0f".repeat(32);
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/runs",
+      headers: h.auth,
+      payload: { script: { hash: sha(SCRIPT.code) }, seed, ttl: "2d" },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const { id } = response.json();
+    const run = await h.store.getRun(id);
+    expect(run).toMatchObject({ toolset: "default", ttlMs: 2 * 86_400_000 });
+    const [started] = await h.store.readJournal(id);
+    expect(started).toMatchObject({ seed, input: null });
+  });
+
+  it("accepts a TTL in milliseconds", async () => {
+    const id = await startRun(h, { ttl: 90_000 });
+    expect((await h.store.getRun(id))!.ttlMs).toBe(90_000);
+  });
+});
+
+describe("GET /v1/runs and /v1/runs/:id", () => {
+  it("shows a run with ISO dates, and its result once it has ended", async () => {
+    const id = await startRun(h);
+    const queued = await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth });
+    expect(queued.statusCode).toBe(200);
+    expect(queued.json()).toEqual({
+      id,
+      status: "queued",
+      namespace: "acme",
+      scriptHash: sha(SCRIPT.code),
+      toolset: "default",
+      epoch: 1,
+      lastSeq: 1,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      updatedAt: expect.stringMatching(/Z$/),
+    });
+    await completeRun(h.store, id, { greeting: "hello Ada" });
+    const done = (await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth })).json();
+    expect(done).toMatchObject({
+      status: "completed",
+      result: { greeting: "hello Ada" },
+      lastSeq: 3,
+    });
+    expect(Date.parse(done.endedAt)).toBeGreaterThan(0);
+    expect(Date.parse(done.expiresAt)).toBeGreaterThan(Date.parse(done.endedAt));
+  });
+
+  it("lists the namespace's runs newest first, by status, page by page", async () => {
+    const other = await h.app.inject({ url: "/v1/runs", headers: h.otherAuth });
+    expect(other.json()).toEqual({ runs: [] });
+
+    const all = (await h.app.inject({ url: "/v1/runs?limit=500", headers: h.auth })).json();
+    expect(all.next).toBeUndefined();
+    const ids = all.runs.map((r: { id: string }) => r.id);
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    expect([...ids].sort().reverse()).toEqual(ids);
+
+    const first = (await h.app.inject({ url: "/v1/runs?limit=2", headers: h.auth })).json();
+    expect(first.runs.map((r: { id: string }) => r.id)).toEqual(ids.slice(0, 2));
+    expect(first.next).toBe(ids[1]);
+    const second = (
+      await h.app.inject({ url: `/v1/runs?limit=2&before=${first.next}`, headers: h.auth })
+    ).json();
+    expect(second.runs.map((r: { id: string }) => r.id)).toEqual(ids.slice(2, 4));
+
+    const completed = (
+      await h.app.inject({ url: "/v1/runs?status=completed", headers: h.auth })
+    ).json();
+    expect(completed.runs.length).toBeGreaterThanOrEqual(1);
+    expect(completed.runs.every((r: { status: string }) => r.status === "completed")).toBe(true);
+  });
+});
+
+describe("GET /v1/runs/:id/journal", () => {
+  it("reads the journal as JSON, after a seq, and as a journal file (JSON Lines)", async () => {
+    const id = await startRun(h);
+    await completeRun(h.store, id);
+
+    const whole = await h.app.inject({ url: `/v1/runs/${id}/journal`, headers: h.auth });
+    expect(whole.statusCode).toBe(200);
+    expect(whole.json().status).toBe("completed");
+    expect(whole.json().entries.map((e: { kind: string }) => e.kind)).toEqual([
+      "run.started",
+      "output",
+      "run.completed",
+    ]);
+    // Entries keep their canonical key order: seq, kind, at, callsite, then the kind's fields.
+    expect(Object.keys(whole.json().entries[1])).toEqual([
+      "seq",
+      "kind",
+      "at",
+      "callsite",
+      "stream",
+      "text",
+    ]);
+
+    const after = await h.app.inject({ url: `/v1/runs/${id}/journal?after=1`, headers: h.auth });
+    expect(after.json().entries.map((e: { seq: number }) => e.seq)).toEqual([2, 3]);
+
+    const file = await h.app.inject({
+      url: `/v1/runs/${id}/journal?format=jsonl`,
+      headers: h.auth,
+    });
+    expect(file.statusCode).toBe(200);
+    expect(file.headers["content-type"]).toMatch(/^application\/x-ndjson/);
+    expect(file.body.split("\n")).toHaveLength(4);
+    const parsed = parseJournalFile(file.body);
+    expect(parsed).toEqual(whole.json().entries);
+  });
+
+  it("follows a run: with wait, answers as soon as entries after `after` are committed", async () => {
+    const id = await startRun(h);
+    const began = Date.now();
+    const pending = h.app.inject({
+      url: `/v1/runs/${id}/journal?after=1&wait=10s`,
+      headers: h.auth,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await completeRun(h.store, id);
+    const response = await pending;
+    expect(response.statusCode).toBe(200);
+    expect(response.json().entries.map((e: { kind: string }) => e.kind)).toEqual([
+      "output",
+      "run.completed",
+    ]);
+    expect(Date.now() - began).toBeLessThan(5_000);
+  });
+
+  it("answers with no entries when nothing came before the wait ended", async () => {
+    const id = await startRun(h);
+    const response = await h.app.inject({
+      url: `/v1/runs/${id}/journal?after=1&wait=200`,
+      headers: h.auth,
+    });
+    expect(response.json()).toEqual({ entries: [], status: "queued" });
+  });
+});

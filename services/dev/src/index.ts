@@ -1,0 +1,1 @@
+export { startDevPlatform, type DevPlatform, type DevPlatformOptions } from "./platform.js";

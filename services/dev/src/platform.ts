@@ -1,0 +1,88 @@
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { createApi } from "@rewind/api";
+import { Executor, WakeUp } from "@rewind/executor";
+import { Sandbox } from "@rewind/sandbox";
+import type { Toolset } from "@rewind/sdk";
+import { openStore, type Store } from "@rewind/store";
+import { localToken } from "./local-token.js";
+
+export interface DevPlatformOptions {
+  port?: number;
+  host?: string;
+  /** The embedded default's folder. */
+  dataDir?: string;
+  /** A Postgres server instead of the embedded PGlite. */
+  databaseUrl?: string;
+  toolsets?: readonly Toolset[];
+  log?: (line: string) => void;
+}
+
+export interface DevPlatform {
+  url: string;
+  token: string;
+  store: Store;
+  close(): Promise<void>;
+}
+
+const RETENTION_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * API, execution and timers in one process. Crash-only: everything it needs to carry on is in the
+ * store, so after a kill -9 the next start recovers every open run from its journal. (Being the
+ * only executor of its database, it takes over the leases a previous incarnation left behind.)
+ */
+export async function startDevPlatform(options: DevPlatformOptions = {}): Promise<DevPlatform> {
+  const log = options.log ?? (() => {});
+  const dataDir = options.dataDir ?? ".rewind";
+  const store = await openStore({
+    dataDir,
+    migrate: true,
+    ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+  });
+  const token = await localToken(store, dataDir);
+  const sandbox = new Sandbox({ mode: "async" });
+  const toolsets = new Map((options.toolsets ?? []).map((t) => [t.name, t] as const));
+  const executor = new Executor({
+    store,
+    sandbox,
+    toolsets,
+    owner: `dev:${process.pid}:${randomBytes(4).toString("hex")}`,
+    stealLeases: true,
+    onError: (runId, error) =>
+      log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
+  });
+  const api = createApi({
+    store,
+    doorbell: { ring: (runId) => void executor.activate(runId) },
+    version: "0.1.0",
+  });
+  await api.listen({ port: options.port ?? 7420, host: options.host ?? "127.0.0.1" });
+  const address = api.server.address() as AddressInfo;
+  const url = `http://${address.address === "::1" ? "localhost" : address.address}:${address.port}`;
+
+  const wake = new WakeUp(store, (runId) => executor.activate(runId));
+  const recovered = await wake.recover();
+  if (recovered > 0)
+    log(`resumed ${recovered} open run${recovered === 1 ? "" : "s"} from their journals`);
+  wake.start();
+  const retention = setInterval(
+    () => void store.deleteExpired(new Date()).catch(() => {}),
+    RETENTION_EVERY_MS,
+  );
+  retention.unref();
+
+  return {
+    url,
+    token,
+    store,
+    async close() {
+      clearInterval(retention);
+      wake.stop();
+      await api.close();
+      await executor.close();
+      sandbox.dispose();
+      await store.close();
+    },
+  };
+}
