@@ -68,10 +68,11 @@ export class Rewind {
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
     list: (filter: { status?: RunStatus; limit?: number; before?: string } = {}) =>
       this.request<{ runs: RunView[]; next?: string }>("GET", `/v1/runs${query(filter)}`),
-    journal: (id: string, after = 0) =>
-      this.request<{ entries: JournalEntry[] }>(
+    /** Entries after `after`; with `wait` ("30s"), waits for new entries or the run's end. */
+    journal: (id: string, after = 0, wait?: string) =>
+      this.request<{ entries: JournalEntry[]; status: RunStatus }>(
         "GET",
-        `/v1/runs/${encodeURIComponent(id)}/journal${query({ after })}`,
+        `/v1/runs/${encodeURIComponent(id)}/journal${query({ after, wait })}`,
       ),
     /** Waits up to `wait` (e.g. "30s") for the run to end; answers with its status either way. */
     result: (id: string, wait = "30s") =>

@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
@@ -65,6 +66,7 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
 }
 
 export async function pgliteClient(dataDir: string | undefined): Promise<SqlClient> {
+  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true }); // PGlite makes only the last level
   const db = dataDir === undefined ? new PGlite() : new PGlite(dataDir);
   await db.waitReady;
   return {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { createApi } from "@rewind/api";
+import { LocalRunChanges, createApi } from "@rewind/api";
 import { Executor, WakeUp } from "@rewind/executor";
 import { Sandbox } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
@@ -43,10 +43,13 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   const token = await localToken(store, dataDir);
   const sandbox = new Sandbox({ mode: "async" });
   const toolsets = new Map((options.toolsets ?? []).map((t) => [t.name, t] as const));
+  // Journal followers (result and journal long-polls) wake on each commit, not on a poll timer.
+  const changes = new LocalRunChanges();
   const executor = new Executor({
     store,
     sandbox,
     toolsets,
+    onCommitted: (runId) => changes.notify(runId),
     owner: `dev:${process.pid}:${randomBytes(4).toString("hex")}`,
     stealLeases: true,
     onError: (runId, error) =>
@@ -54,6 +57,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   });
   const api = createApi({
     store,
+    changes,
     doorbell: { ring: (runId) => void executor.activate(runId) },
     version: "0.1.0",
   });

@@ -25,14 +25,13 @@ export async function runCommand(
   // The journal is the only source of output: read what follows the last seq seen, long-poll between.
   let after = 0;
   for (;;) {
-    const { entries } = await api.runs.journal(id, after);
+    const { entries } = await api.runs.journal(id, after, "30s"); // answers as soon as there is news
     for (const entry of entries) {
       after = entry.seq;
       if (entry.kind === "output")
         (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text);
       if (ENDINGS.has(entry.kind)) return report(entry);
     }
-    await api.runs.result(id, "10s"); // returns as soon as the run ends, or after 10 s
   }
 }
 

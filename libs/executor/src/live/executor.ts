@@ -28,6 +28,8 @@ export interface ExecutorOptions {
   /** Take leases whatever their state: for a single-process platform recovering after a crash. */
   stealLeases?: boolean;
   now?: () => number;
+  /** After each commit of a run's entries: lets followers of the journal (long-polls) wake up. */
+  onCommitted?: (runId: string) => void;
   /** Output, once committed: what clients are shown. */
   onOutput?: (runId: string, entry: OutputEntry) => void;
   onEnded?: (runId: string, status: RunStatus) => void;
@@ -215,6 +217,7 @@ export class Executor {
     }
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.storedStatus = append.status;
+    this.options.onCommitted?.(run.runId);
     this.fault("committed", run);
     await this.act(run, entries);
     this.fault("acted", run);
