@@ -2,23 +2,17 @@
 import { Command } from "commander";
 import { RewindError } from "@rewind/core";
 import { RewindApiError } from "@rewind/sdk";
-import { devCommand } from "./commands/dev.js";
-import { execCommand } from "./commands/exec.js";
-import { migrateCommand } from "./commands/migrate.js";
-import {
-  cancelCommand,
-  listCommand,
-  runCommand,
-  showCommand,
-  signalCommand,
-} from "./commands/runs.js";
-
-/** Each action sets the exit code it returns. */
-const exit =
-  (action: (...args: any[]) => Promise<number>) =>
+/**
+ * Each command's code is loaded when it runs: `rewind run` does not pay for the platform's
+ * modules (the database, the HTTP server), and the action sets the exit code it returns.
+ */
+const lazy =
+  <M>(load: () => Promise<M>, name: keyof M) =>
   async (...args: unknown[]) => {
-    process.exitCode = await action(...args);
+    const module = await load();
+    process.exitCode = await (module[name] as (...a: unknown[]) => Promise<number>)(...args);
   };
+const runs$ = () => import("./commands/runs.js");
 
 const program = new Command()
   .name("rewind")
@@ -36,9 +30,7 @@ program
   .option("--resume <file>", "replay this (possibly truncated) journal file, then continue live")
   .option("--signal <spec...>", "deliver a signal: NAME[=JSON][@DELAY], DELAY in virtual time")
   .option("--start <iso>", "the virtual clock's start (default 2025-01-01T00:00:00Z)")
-  .action(async (script: string, options) => {
-    process.exitCode = await execCommand(script, options);
-  });
+  .action(lazy(() => import("./commands/exec.js"), "execCommand"));
 
 program
   .command("dev")
@@ -47,7 +39,7 @@ program
   )
   .option("--port <port>", "the API's port", "7420")
   .option("--toolset <file...>", "a module exporting toolsets (repeatable)")
-  .action(exit(devCommand));
+  .action(lazy(() => import("./commands/dev.js"), "devCommand"));
 
 program
   .command("run")
@@ -58,7 +50,7 @@ program
   .option("--input <json>", "the run's input as JSON (or @file.json)")
   .option("--toolset <name>", "the toolset the run may call", "default")
   .option("--wait", "stream the run's output and print its result")
-  .action(exit(runCommand));
+  .action(lazy(runs$, "runCommand"));
 
 const runs = program.command("runs").description("list and inspect runs");
 runs
@@ -66,12 +58,12 @@ runs
   .option("--status <status>", "only runs with this status")
   .option("--limit <n>", "how many", "50")
   .option("--json", "print JSON")
-  .action(exit(listCommand));
+  .action(lazy(runs$, "listCommand"));
 runs
   .command("show")
   .argument("<run>", "the run's id")
   .option("--json", "print the run and its journal as one JSON object")
-  .action(exit(showCommand));
+  .action(lazy(runs$, "showCommand"));
 
 program
   .command("signal")
@@ -79,12 +71,12 @@ program
   .argument("<run>")
   .argument("<name>")
   .argument("[json]", "the payload")
-  .action(exit(signalCommand));
-program.command("cancel").description("cancel a run").argument("<run>").action(exit(cancelCommand));
+  .action(lazy(runs$, "signalCommand"));
+program.command("cancel").description("cancel a run").argument("<run>").action(lazy(runs$, "cancelCommand"));
 program
   .command("migrate")
   .description("apply the database migrations (DATABASE_URL, or .rewind/)")
-  .action(exit(migrateCommand));
+  .action(lazy(() => import("./commands/migrate.js"), "migrateCommand"));
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof RewindApiError) {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { RewindError, type Json, type JournalEntry } from "@rewind/core";
-import { compileScript } from "@rewind/sandbox";
+import { compileScript } from "@rewind/sandbox/compiler";
 import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { dim, journalTable, red, statusColor } from "../format.js";
