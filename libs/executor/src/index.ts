@@ -11,3 +11,4 @@ export { VirtualSchedule } from "./virtual-clock.js";
 export { Executor, type ExecutorOptions, type FaultPoint } from "./live/executor.js";
 export { WakeUp } from "./live/wake-up.js";
 export { GroupCommitter } from "./live/group-commit.js";
+export { checkReplay, type ReplayCheck } from "./replay-check.js";

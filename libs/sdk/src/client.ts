@@ -86,6 +86,12 @@ export class Rewind {
         `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`,
         payload,
       ),
+    /** The compiled script the run executes, with its source map. */
+    script: (id: string) =>
+      this.request<{ hash: string; entry: string; code: string; sourceMap: string }>(
+        "GET",
+        `/v1/runs/${encodeURIComponent(id)}/script`,
+      ),
     cancel: (id: string) =>
       this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };

@@ -14,5 +14,7 @@ export { ENDED_STATUSES } from "./store.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";
+export { S3BlobStore, type S3BlobStoreOptions } from "./s3-blobs.js";
+export { blobStoreFromUrl, parseBlobUrl, type BlobLocation } from "./blob-url.js";
 export { SqlStore } from "./sql-store.js";
 export type { SqlClient } from "./sql.js";

@@ -1,5 +1,6 @@
 import path from "node:path";
-import { FolderBlobStore, type BlobStore } from "./blobs.js";
+import type { BlobStore } from "./blobs.js";
+import { blobStoreFromUrl } from "./blob-url.js";
 import { checkSchema, migrate } from "./migrate.js";
 import { pgliteClient, postgresClient, type SqlClient } from "./sql.js";
 import { SqlStore } from "./sql-store.js";
@@ -10,8 +11,10 @@ export interface StoreConfig {
   databaseUrl?: string;
   /** The embedded default's folder (`.rewind/` by default). */
   dataDir?: string;
-  /** A folder for blobs (default: `<dataDir>/blobs`); S3 URLs come with the S3 blob store. */
+  /** The blob store itself; when given, `blobUrl` is ignored. */
   blobs?: BlobStore;
+  /** `REWIND_BLOB_URL`: `s3://bucket/prefix`, a folder or `file://` URL; unset is `<dataDir>/blobs`. */
+  blobUrl?: string;
   /** Apply migrations first (the embedded default does; production runs `rewind migrate`). */
   migrate?: boolean;
   poolSize?: number;
@@ -24,6 +27,8 @@ export async function openSqlClient(config: StoreConfig): Promise<SqlClient> {
 
 /** Opens the store the configuration names and checks its schema version. */
 export async function openStore(config: StoreConfig): Promise<Store> {
+  // Before the database: a malformed REWIND_BLOB_URL fails without a client to close.
+  const blobs = config.blobs ?? blobStoreFromUrl(config.blobUrl, config.dataDir ?? ".rewind");
   const client = await openSqlClient(config);
   try {
     if (config.migrate) await migrate(client);
@@ -32,7 +37,5 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     await client.close();
     throw error;
   }
-  const blobs =
-    config.blobs ?? new FolderBlobStore(path.join(config.dataDir ?? ".rewind", "blobs"));
   return new SqlStore(client, blobs);
 }

@@ -12,6 +12,7 @@ import { healthz, readyz, root } from "./routes/health.js";
 import { readJournal } from "./routes/journal.js";
 import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
+import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 
 export interface ApiOptions {
@@ -47,6 +48,7 @@ const ROUTES: readonly Route[] = [
   getResult,
   sendSignal,
   cancelRun,
+  getRunScript,
 ];
 
 /**
