@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 // Tests run against the TypeScript sources of the workspace packages (no build step needed).
-const conditions = ["@rewind/source", "module", "node", "development|production"];
+const conditions = ["@rewind/source", "node", "development|production"];
 
 export default defineConfig({
   resolve: { conditions },

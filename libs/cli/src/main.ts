@@ -72,10 +72,16 @@ program
   .argument("<name>")
   .argument("[json]", "the payload")
   .action(lazy(runs$, "signalCommand"));
-program.command("cancel").description("cancel a run").argument("<run>").action(lazy(runs$, "cancelCommand"));
+program
+  .command("cancel")
+  .description("cancel a run")
+  .argument("<run>")
+  .action(lazy(runs$, "cancelCommand"));
 program
   .command("replay")
-  .description("re-execute a run (or a journal file) locally against its journal; exit 0 if it matches")
+  .description(
+    "re-execute a run (or a journal file) locally against its journal; exit 0 if it matches",
+  )
   .argument("<run|journal-file>", "a run's id, or a journal file written by rewind exec --journal")
   .option("--script <file>", "the script to check (default: the run's own; required for a file)")
   .action(lazy(() => import("./commands/replay.js"), "replayCommand"));

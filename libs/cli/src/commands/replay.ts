@@ -16,19 +16,27 @@ export async function replayCommand(target: string, options: { script?: string }
   if (existsSync(target)) {
     journal = parseJournalFile(readFileSync(target, "utf8"), target);
     if (options.script === undefined) {
-      throw new RewindError("INVALID_INPUT", `A journal file holds no script: pass the script to check with --script FILE`);
+      throw new RewindError(
+        "INVALID_INPUT",
+        `A journal file holds no script: pass the script to check with --script FILE`,
+      );
     }
     script = await compileScript({ file: options.script });
   } else {
     const api = client();
     journal = (await api.runs.journal(target)).entries;
-    script = options.script === undefined ? await api.runs.script(target) : await compileScript({ file: options.script });
+    script =
+      options.script === undefined
+        ? await api.runs.script(target)
+        : await compileScript({ file: options.script });
   }
   const sandbox = new Sandbox();
   try {
     const check = await checkReplay(sandbox, script, journal);
     if (check.matches) {
-      process.stdout.write(`${green("✓")} ${script.entry} replays ${target}: all ${check.entries} journal entries match\n`);
+      process.stdout.write(
+        `${green("✓")} ${script.entry} replays ${target}: all ${check.entries} journal entries match\n`,
+      );
       return 0;
     }
     process.stderr.write(`${red("✗")} ${check.message}\n`);

@@ -29,7 +29,8 @@ export const getRunScript = defineRoute({
   async handle({ params, namespace }, ctx) {
     const run = await findRun(ctx.store, namespace, params.id);
     const script = await ctx.store.getScript(run.scriptHash);
-    if (script === undefined) throw notFound(`The script ${run.scriptHash} of run ${run.id} is not stored`);
+    if (script === undefined)
+      throw notFound(`The script ${run.scriptHash} of run ${run.id} is not stored`);
     return script satisfies z.input<typeof RunScript>;
   },
 });
