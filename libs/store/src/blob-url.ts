@@ -1,16 +1,15 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { S3Client } from "@aws-sdk/client-s3";
 import { RewindError } from "@rewind/core";
 import { FolderBlobStore, type BlobStore } from "./blobs.js";
 import { S3BlobStore } from "./s3-blobs.js";
 
 /** Where `REWIND_BLOB_URL` says blobs live. */
 export type BlobLocation =
-  | { kind: "s3"; bucket: string; prefix: string }
-  | { kind: "folder"; path: string };
+  { kind: "s3"; bucket: string; prefix: string } | { kind: "folder"; path: string };
 
-const S3_FORM = "s3://bucket/prefix (a bucket of 3 to 63 lowercase letters, digits, dots or hyphens)";
+const S3_FORM =
+  "s3://bucket/prefix (a bucket of 3 to 63 lowercase letters, digits, dots or hyphens)";
 
 /**
  * Reads `REWIND_BLOB_URL`: `s3://bucket/prefix` is an S3 bucket; a plain path or a `file://` URL is
@@ -63,11 +62,14 @@ export function blobStoreFromUrl(url: string | undefined, dataDir: string): Blob
     nonEmpty(env.AWS_REGION) ??
     nonEmpty(env.AWS_DEFAULT_REGION) ??
     (endpoint === undefined ? undefined : "us-east-1");
-  const client = new S3Client({
-    ...(endpoint === undefined ? {} : { endpoint, forcePathStyle: true }),
-    ...(region === undefined ? {} : { region }),
+  return new S3BlobStore({
+    bucket: location.bucket,
+    prefix: location.prefix,
+    clientConfig: {
+      ...(endpoint === undefined ? {} : { endpoint, forcePathStyle: true }),
+      ...(region === undefined ? {} : { region }),
+    },
   });
-  return new S3BlobStore({ client, bucket: location.bucket, prefix: location.prefix });
 }
 
 function parseS3Url(url: string): BlobLocation {

@@ -1,8 +1,10 @@
 /**
- * The one suite every store backend passes (Postgres and PGlite run it in the files beside this).
+ * The one suite every store backend passes (Postgres, PGlite, and PGlite with S3 blobs run it in
+ * the files beside this).
  * It pins the store's contract: fenced appends, group commit, timers, inbox, values stored once,
  * blobs, retention, schema checks.
  */
+import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
 import { checkSchema, type SqlClient, type Store } from "../src/index.js";
@@ -15,6 +17,12 @@ export interface Backend {
     countBlobs(): Promise<number>;
     close(): Promise<void>;
   }>;
+}
+
+/** `countBlobs` for a FolderBlobStore: its blob files, not the two-letter folders they sit in. */
+export async function countFolderBlobs(dir: string): Promise<number> {
+  const names = await readdir(dir, { recursive: true });
+  return names.filter((name) => name.length > 60).length;
 }
 
 let counter = 0;

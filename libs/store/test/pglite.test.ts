@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "../src/index.js";
-import { conformance } from "./conformance.js";
+import { conformance, countFolderBlobs } from "./conformance.js";
 
 conformance("PGlite", {
   async open() {
@@ -14,7 +14,7 @@ conformance("PGlite", {
     return {
       store,
       sql,
-      blobDir,
+      countBlobs: () => countFolderBlobs(blobDir),
       async close() {
         await store.close();
         rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "../src/index.js";
 import { createTestDatabase } from "../src/testing.js";
-import { conformance } from "./conformance.js";
+import { conformance, countFolderBlobs } from "./conformance.js";
 
 conformance("Postgres", {
   async open() {
@@ -15,7 +15,7 @@ conformance("Postgres", {
     return {
       store,
       sql,
-      blobDir,
+      countBlobs: () => countFolderBlobs(blobDir),
       async close() {
         await store.close();
         await database.drop();
