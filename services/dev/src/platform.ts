@@ -14,6 +14,8 @@ export interface DevPlatformOptions {
   dataDir?: string;
   /** A Postgres server instead of the embedded PGlite. */
   databaseUrl?: string;
+  /** Where large values go: `s3://bucket/prefix` or a folder (default `<dataDir>/blobs`). */
+  blobUrl?: string;
   toolsets?: readonly Toolset[];
   log?: (line: string) => void;
 }
