@@ -41,6 +41,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     dataDir,
     migrate: true,
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+    ...(options.blobUrl ? { blobUrl: options.blobUrl } : {}),
   });
   const token = await localToken(store, dataDir);
   const sandbox = new Sandbox({ mode: "async" });

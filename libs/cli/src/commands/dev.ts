@@ -11,6 +11,7 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
   const platform = await startDevPlatform({
     port: Number(options.port ?? 7420),
     ...(databaseUrl ? { databaseUrl } : {}),
+    ...(process.env.REWIND_BLOB_URL ? { blobUrl: process.env.REWIND_BLOB_URL } : {}),
     toolsets,
     log: (line) => process.stderr.write(`${dim("rewind")} ${line}\n`),
   });
