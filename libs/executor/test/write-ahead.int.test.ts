@@ -162,7 +162,11 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
         const wake = new WakeUp(store, (id) => rescuer.activate(id), 10);
         await wake.recover();
         wake.start();
-        await until(() => ended(runId));
+        await until(() => ended(runId)).catch(async (error: Error) => {
+          const state = await store.getRun(runId);
+          const kinds = (await store.readJournal(runId)).map((e) => e.kind).join(", ");
+          throw new Error(`crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}`);
+        });
         wake.stop();
         await rescuer.close();
 

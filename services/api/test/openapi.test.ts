@@ -30,6 +30,7 @@ describe("GET /v1/openapi.json", () => {
         "GET /v1/runs/{id}",
         "GET /v1/runs/{id}/journal",
         "GET /v1/runs/{id}/result",
+        "GET /v1/runs/{id}/script",
         "POST /v1/runs/{id}/signals/{name}",
         "POST /v1/runs/{id}/cancel",
       ].sort(),

@@ -205,3 +205,15 @@ describe("GET /v1/runs/:id/journal", () => {
     expect(response.json()).toEqual({ entries: [], status: "queued" });
   });
 });
+
+describe("GET /v1/runs/:id/script", () => {
+  it("gives a run's compiled script to its own namespace only", async () => {
+    const id = await startRun(h);
+    const mine = await h.app.inject({ url: `/v1/runs/${id}/script`, headers: h.auth });
+    expect(mine.statusCode).toBe(200);
+    expect(mine.json()).toEqual({ hash: sha(SCRIPT.code), ...SCRIPT });
+    const theirs = await h.app.inject({ url: `/v1/runs/${id}/script`, headers: h.otherAuth });
+    expect(theirs.statusCode).toBe(404);
+    expect(theirs.json().error.code).toBe("NOT_FOUND");
+  });
+});

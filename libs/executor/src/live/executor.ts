@@ -284,7 +284,17 @@ export class Executor {
 
   private wakeAt(run: HotRun, timerSeq: number, due: number): void {
     clearTimeout(run.timerHandles.get(timerSeq));
-    const handle = setTimeout(() => void this.activate(run.runId), Math.max(0, due - this.now()));
+    // setTimeout may fire a little before the wall clock reaches `due`; the timer would then not
+    // be due yet when the activation looks, so wait out the rest before activating.
+    const wake = () => {
+      const left = due - this.now();
+      if (left > 0) {
+        const again = setTimeout(wake, left);
+        again.unref();
+        run.timerHandles.set(timerSeq, again);
+      } else void this.activate(run.runId);
+    };
+    const handle = setTimeout(wake, Math.max(0, due - this.now()));
     handle.unref();
     run.timerHandles.set(timerSeq, handle);
   }
