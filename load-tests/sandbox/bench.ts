@@ -1,7 +1,8 @@
 /**
  * Sandbox benchmarks: tool-call overhead, replay speed, run start-up and idle-run memory.
- * Run with `npm run bench` at the root (after `npm run build`). Exits 1 if a target is missed.
- * Figures: memory (4), calls (1), replay (2), startup (3); `npm run bench -- replay` runs one.
+ * Run with `npm run bench` at the root (after `npm run build`; it runs these, then durable/), or
+ * `npm run bench:sandbox -w load-tests` for these alone. Exits 1 if a target is missed.
+ * Figures: memory (4), calls (1), replay (2), startup (3); `-- replay` after bench:sandbox runs one.
  */
 import { hotCalls } from "./hot-calls.js";
 import { idleMemory } from "./idle-memory.js";
@@ -16,7 +17,7 @@ console.log(
 );
 
 // Memory first, while the process is fresh: RSS is then least disturbed by earlier garbage.
-// Arguments pick figures by name (`npm run bench -- replay`); none runs them all.
+// Arguments pick figures by name (`npm run bench:sandbox -- replay`); none runs them all.
 const figures = { memory: idleMemory, calls: hotCalls, replay: replaySpeed, startup };
 const picked = process.argv.slice(2);
 for (const name of picked) {
