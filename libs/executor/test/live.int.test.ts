@@ -230,3 +230,22 @@ describe("the live executor over Postgres", () => {
     await b.exec.close();
   });
 });
+
+describe("a run ended while calls are in flight", () => {
+  it("records the outcomes of calls still in flight when it is cancelled, then leaves memory", async () => {
+    const { toolset, release } = tools();
+    const { exec, ended } = executor(toolset, "w7");
+    const runId = await submit(`import { tools } from "rewind";
+      export default async () => tools.slow({});`);
+    await exec.activate(runId);
+    await store.addInbox(runId, { kind: "cancel" });
+    await exec.activate(runId);
+    expect((await store.getRun(runId))?.status).toBe("cancelled");
+    release();
+    await until(async () => (await store.readJournal(runId)).some((e) => e.kind === "call.result"));
+    expect((await store.readJournal(runId)).map((e) => e.kind)).toEqual(["run.started", "call", "run.cancelled", "call.result"]);
+    await until(() => exec.hotRuns === 0);
+    expect(ended.get(runId)).toBe("cancelled");
+    await exec.close();
+  });
+});

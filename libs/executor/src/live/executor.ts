@@ -55,6 +55,10 @@ class Crashed extends Error {}
  */
 export class Executor {
   private readonly hot = new Map<string, HotRun>();
+  /** Runs whose inbox may hold something: rung by the doorbell, or just loaded. */
+  private readonly inboxDirty = new Set<string>();
+  /** Runs that ended here lately: a late activation need not ask the store again. */
+  private readonly ended = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly scripts = new Map<string, Promise<CompiledScript>>();
   private readonly committer: GroupCommitter;
@@ -73,9 +77,13 @@ export class Executor {
     this.renewal.unref();
   }
 
-  /** The doorbell: run R may have something to process. Activations of one run never overlap. */
-  activate(runId: string): Promise<void> {
+  /**
+   * The doorbell: run R may have something to process (its inbox is read). Activations of one
+   * run never overlap. `internal` activations (a call's outcome, a timer) skip the inbox.
+   */
+  activate(runId: string, internal = false): Promise<void> {
     if (this.closed) return Promise.resolve();
+    if (!internal) this.inboxDirty.add(runId);
     const previous = this.chains.get(runId) ?? Promise.resolve();
     const next = previous
       .then(() => this.process(runId))
@@ -103,16 +111,28 @@ export class Executor {
   }
 
   private async process(runId: string): Promise<void> {
-    const run = this.hot.get(runId) ?? (await this.load(runId));
+    if (this.ended.has(runId) && !this.hot.has(runId)) return;
+    let run = this.hot.get(runId);
+    if (run === undefined) {
+      run = await this.load(runId);
+      this.inboxDirty.add(runId);
+    }
     if (run === undefined || run.dropped) return;
     run.lastActive = this.now();
+    run.wakePending = false;
     // Outcomes of calls, in the order they arrived.
-    while (run.outcomes.length > 0 && run.engine.outcome === undefined) {
-      const event = run.outcomes.shift()!;
-      if (!(await this.step(run, () => run.engine.deliver({ ...event, at: this.now() })))) return;
+    while (run.outcomes.length > 0) {
+      const event = { ...run.outcomes.shift()!, at: this.now() };
+      // After a verdict or a cancel, outcomes of calls still in flight are recorded, not delivered.
+      const produce =
+        run.engine.outcome === undefined
+          ? () => run.engine.deliver(event)
+          : async () => run.engine.recordOutcome(event as Parameters<RunEngine["recordOutcome"]>[0]);
+      if (!(await this.step(run, produce))) return;
     }
     // Signals and cancels from the inbox: only the owner turns them into journal entries.
-    for (const item of await this.options.store.pendingInbox(runId)) {
+    const inbox = this.inboxDirty.delete(runId) ? await this.options.store.pendingInbox(runId) : [];
+    for (const item of inbox) {
       if (run.engine.outcome !== undefined) break;
       const produce =
         item.kind === "signal"
@@ -268,7 +288,10 @@ export class Executor {
     }).then((outcome) => {
       if (run.dropped || this.hot.get(run.runId) !== run) return; // the new owner runs it again
       run.outcomes.push(outcomeEvent(call, outcome, this.now()));
-      void this.activate(run.runId);
+      if (!run.wakePending) {
+        run.wakePending = true;
+        void this.activate(run.runId, true);
+      }
     });
   }
 
@@ -278,6 +301,7 @@ export class Executor {
     if (run.engine.inFlightCalls().length > 0) return; // their outcomes are recorded as they come
     this.hot.delete(run.runId);
     run.dispose();
+    this.remember(run.runId);
     await this.options.store.releaseLease(run.lease).catch(() => {});
     this.options.onEnded?.(run.runId, run.engine.outcome);
   }
@@ -292,7 +316,7 @@ export class Executor {
         const again = setTimeout(wake, left);
         again.unref();
         run.timerHandles.set(timerSeq, again);
-      } else void this.activate(run.runId);
+      } else void this.activate(run.runId, true);
     };
     const handle = setTimeout(wake, Math.max(0, due - this.now()));
     handle.unref();
@@ -318,6 +342,11 @@ export class Executor {
     });
     await this.options.store.releaseLease(lease).catch(() => {});
     return undefined;
+  }
+
+  private remember(runId: string): void {
+    this.ended.add(runId);
+    if (this.ended.size > 10_000) this.ended.delete(this.ended.values().next().value!);
   }
 
   private fault(point: FaultPoint, run: HotRun): void {

@@ -14,6 +14,8 @@ export class HotRun {
   storedStatus: RunStatus | undefined;
   lastActive = Date.now();
   dropped = false;
+  /** An activation is already queued for this run's outcomes: one is enough. */
+  wakePending = false;
 
   constructor(
     readonly runId: string,
