@@ -50,6 +50,8 @@ CREATE TABLE rw_runs (
   lease_owner       text,
   lease_token       bigint NOT NULL DEFAULT 0,
   lease_expires_at  timestamptz,
+  -- A completed run's result: canonical JSON inline when small, else a reference into rw_values.
+  result_json       text,
   result_ref        text,
   error             jsonb,
   ttl_ms            bigint NOT NULL,
@@ -116,6 +118,7 @@ BEGIN
     UPDATE rw_runs SET
         last_seq   = (a->>'lastSeq')::integer,
         status     = a->>'status',
+        result_json = COALESCE(a->>'resultJson', result_json),
         result_ref = COALESCE(a->>'resultRef', result_ref),
         error      = COALESCE(a->'error', error),
         ended_at   = CASE WHEN (a->>'ended')::boolean THEN now() ELSE ended_at END,
@@ -131,25 +134,34 @@ BEGIN
       CONTINUE;
     END IF;
 
-    INSERT INTO rw_values (ref, body, blob_key, size)
-      SELECT v->>'ref', v->>'body', v->>'blobKey', (v->>'size')::integer
-      FROM jsonb_array_elements(a->'values') v
-      ON CONFLICT (ref) DO NOTHING;
-    INSERT INTO rw_run_values (run_id, ref)
-      SELECT a->>'runId', v->>'ref' FROM jsonb_array_elements(a->'values') v
-      ON CONFLICT DO NOTHING;
+    -- Most appends carry no value row, no timer and no inbox item: skip what is empty.
+    IF jsonb_array_length(a->'values') > 0 THEN
+      INSERT INTO rw_values (ref, body, blob_key, size)
+        SELECT v->>'ref', v->>'body', v->>'blobKey', (v->>'size')::integer
+        FROM jsonb_array_elements(a->'values') v
+        ON CONFLICT (ref) DO NOTHING;
+      INSERT INTO rw_run_values (run_id, ref)
+        SELECT a->>'runId', v->>'ref' FROM jsonb_array_elements(a->'values') v
+        ON CONFLICT DO NOTHING;
+    END IF;
     INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
       SELECT a->>'runId', (e->>'seq')::integer, e->>'kind', (e->>'at')::bigint, e->>'callsite', e->'body'
       FROM jsonb_array_elements(a->'entries') e;
-    INSERT INTO rw_timers (run_id, timer_seq, due_at)
-      SELECT a->>'runId', (t->>'seq')::integer, (t->>'due')::bigint FROM jsonb_array_elements(a->'timersSet') t;
-    DELETE FROM rw_timers
-      WHERE run_id = a->>'runId'
-        AND (timer_seq IN (SELECT (x#>>'{}')::integer FROM jsonb_array_elements(a->'timersCleared') x)
-             OR (a->>'ended')::boolean);
-    UPDATE rw_inbox SET consumed_seq = (c->>'seq')::integer
-      FROM jsonb_array_elements(a->'inboxConsumed') c
-      WHERE rw_inbox.id = (c->>'id')::bigint AND rw_inbox.run_id = a->>'runId';
+    IF jsonb_array_length(a->'timersSet') > 0 THEN
+      INSERT INTO rw_timers (run_id, timer_seq, due_at)
+        SELECT a->>'runId', (t->>'seq')::integer, (t->>'due')::bigint FROM jsonb_array_elements(a->'timersSet') t;
+    END IF;
+    IF jsonb_array_length(a->'timersCleared') > 0 OR (a->>'ended')::boolean THEN
+      DELETE FROM rw_timers
+        WHERE run_id = a->>'runId'
+          AND (timer_seq IN (SELECT (x#>>'{}')::integer FROM jsonb_array_elements(a->'timersCleared') x)
+               OR (a->>'ended')::boolean);
+    END IF;
+    IF jsonb_array_length(a->'inboxConsumed') > 0 THEN
+      UPDATE rw_inbox SET consumed_seq = (c->>'seq')::integer
+        FROM jsonb_array_elements(a->'inboxConsumed') c
+        WHERE rw_inbox.id = (c->>'id')::bigint AND rw_inbox.run_id = a->>'runId';
+    END IF;
     results := results || jsonb_build_array('ok');
   END LOOP;
   RETURN results;

@@ -319,9 +319,10 @@ export class SqlStore implements Store {
     const timersCleared: number[] = [];
     let ended = false;
     let resultRef: string | undefined;
+    let resultJson: string | undefined;
     let error: ErrorData | undefined;
     for (const entry of append.entries) {
-      const { row, value } = encodeEntry(entry);
+      const { row, value, inline } = encodeEntry(entry);
       rows.push(row);
       if (value) encoded.push(value);
       switch (entry.kind) {
@@ -336,7 +337,8 @@ export class SqlStore implements Store {
           break;
         case "run.completed":
           ended = true;
-          resultRef = value!.ref;
+          if (inline !== undefined) resultJson = inline;
+          else resultRef = value!.ref;
           break;
         case "run.failed":
           ended = true;
@@ -360,6 +362,7 @@ export class SqlStore implements Store {
       status: append.status,
       ended,
       resultRef,
+      resultJson,
       error,
       entries: rows,
       values,
@@ -383,7 +386,8 @@ export class SqlStore implements Store {
       updatedAt: row.updatedAt,
     };
     if (row.parentId !== null) record.parent = { runId: row.parentId, seq: row.parentSeq ?? 0 };
-    if (row.resultRef !== null)
+    if (row.resultJson !== null) record.result = JSON.parse(row.resultJson) as Json;
+    else if (row.resultRef !== null)
       record.result = (await this.loadValues([row.resultRef])).get(row.resultRef)!;
     if (row.error !== null) record.error = row.error as ErrorData;
     if (row.endedAt !== null) record.endedAt = row.endedAt;

@@ -258,6 +258,17 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.readJournal(b.entry.runId))[0]).toEqual(b.entry);
     });
 
+    it("keeps small values in their entry and stores a larger one once, by reference", async () => {
+      const values = async () => Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM rw_values"))[0]!.n);
+      const before = await values();
+      const { entry, lease } = await newRun({ input: { small: true } });
+      const large = { text: "z".repeat(4 * 1024), run: entry.runId };
+      await store.commit([{ lease, afterSeq: 1, entries: [call(2, { n: 1 }), call(3, large)], status: "running" }]);
+      expect(await values()).toBe(before + 1); // only the 4 KiB argument has a row of its own
+      const journal = await store.readJournal(entry.runId);
+      expect(journal.map((e) => (e as { args?: unknown }).args ?? (e as { input?: unknown }).input)).toEqual([{ small: true }, { n: 1 }, large]);
+    });
+
     it("lists runs by namespace and status, newest first, with paging", async () => {
       const ns = `ns_${counter}`;
       const ids: string[] = [];
