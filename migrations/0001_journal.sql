@@ -50,6 +50,9 @@ CREATE TABLE rw_runs (
   lease_owner       text,
   lease_token       bigint NOT NULL DEFAULT 0,
   lease_expires_at  timestamptz,
+  -- Cold loads since the run last journaled progress: a run that keeps killing its process
+  -- (a heap blow-up aborts it) is failed after a few, instead of taking every worker down.
+  attempts          integer NOT NULL DEFAULT 0,
   -- A completed run's result: canonical JSON inline when small, else a reference into rw_values.
   result_json       text,
   result_ref        text,
@@ -118,6 +121,7 @@ BEGIN
     UPDATE rw_runs SET
         last_seq   = (a->>'lastSeq')::integer,
         status     = a->>'status',
+        attempts   = 0,
         result_json = COALESCE(a->>'resultJson', result_json),
         result_ref = COALESCE(a->>'resultRef', result_ref),
         error      = COALESCE(a->'error', error),

@@ -20,6 +20,7 @@ export const ERROR_TABLE = {
   TOOL_TIMEOUT: { retryable: true, runStatus: null, http: 504 },
   TOOL_ERROR: { retryable: true, runStatus: null, http: 502 },
   UNSAFE_TO_REPEAT: { retryable: false, runStatus: "failed", http: 409 },
+  CRASH_LOOP: { retryable: false, runStatus: "failed", http: 422 },
   DIVERGENCE: { retryable: false, runStatus: "quarantined", http: 409 },
   LEASE_LOST: { retryable: true, runStatus: null, http: 409 },
   SANDBOX_ERROR: { retryable: false, runStatus: "failed", http: 500 },

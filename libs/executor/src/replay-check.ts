@@ -12,22 +12,31 @@ export type ReplayCheck =
  * progress matches as far as it went). A divergence names the first differing entry, with both
  * callsites (the replay runs again with callsites on when the fast pass skipped them).
  */
-export async function checkReplay(sandbox: Sandbox, script: CompiledScript, journal: readonly JournalEntry[]): Promise<ReplayCheck> {
+export async function checkReplay(
+  sandbox: Sandbox,
+  script: CompiledScript,
+  journal: readonly JournalEntry[],
+): Promise<ReplayCheck> {
   const started = journal[0];
   if (started?.kind !== "run.started") throw new TypeError("a journal begins with run.started");
   const attempt = async (replayCallsites: boolean): Promise<ReplayCheck> => {
     const instance = await sandbox.instantiate(script, { seed: started.seed, startAt: started.at });
     try {
-      await RunEngine.resume(instance, journal, { replayCallsites, maxValueBytes: sandbox.options.maxValueBytes });
+      await RunEngine.resume(instance, journal, {
+        replayCallsites,
+        maxValueBytes: sandbox.options.maxValueBytes,
+      });
       return { matches: true, entries: journal.length };
     } catch (error) {
-      if (error instanceof DivergenceError) return { matches: false, divergence: error.report, message: error.message };
+      if (error instanceof DivergenceError)
+        return { matches: false, divergence: error.report, message: error.message };
       throw error;
     } finally {
       instance.dispose();
     }
   };
   const first = await attempt(false);
-  if (!first.matches && first.divergence.replayed && !first.divergence.replayed.callsite) return attempt(true);
+  if (!first.matches && first.divergence.replayed && !first.divergence.replayed.callsite)
+    return attempt(true);
   return first;
 }

@@ -243,9 +243,52 @@ describe("a run ended while calls are in flight", () => {
     expect((await store.getRun(runId))?.status).toBe("cancelled");
     release();
     await until(async () => (await store.readJournal(runId)).some((e) => e.kind === "call.result"));
-    expect((await store.readJournal(runId)).map((e) => e.kind)).toEqual(["run.started", "call", "run.cancelled", "call.result"]);
+    expect((await store.readJournal(runId)).map((e) => e.kind)).toEqual([
+      "run.started",
+      "call",
+      "run.cancelled",
+      "call.result",
+    ]);
     await until(() => exec.hotRuns === 0);
     expect(ended.get(runId)).toBe("cancelled");
+    await exec.close();
+  });
+});
+
+describe("a run that keeps taking its process down", () => {
+  it("is failed with CRASH_LOOP after five loads without progress; a waiting run never is", async () => {
+    const { toolset } = tools();
+    const crashing = await submit(`import { tools } from "rewind";
+      export default async () => tools.charge({ n: 1 });`);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      // Dies before the first commit, every time: as a heap blow-up would.
+      const doomed = executor(toolset, `doomed-${attempt}`, {
+        stealLeases: true,
+        crashAt: () => true,
+      });
+      await doomed.exec.activate(crashing);
+      expect((await store.getRun(crashing))?.status, `attempt ${attempt}`).toBe("queued");
+    }
+    const { exec, ended } = executor(toolset, "survivor", { stealLeases: true });
+    await exec.activate(crashing);
+    const run = await store.getRun(crashing);
+    expect(run?.status).toBe("failed");
+    expect(run?.error?.code).toBe("CRASH_LOOP");
+    expect(run?.error?.message).toContain(
+      "started 5 times in a row without journaling any progress",
+    );
+    expect(ended.get(crashing)).toBe("failed");
+
+    const waiting = await submit(`import { waitForSignal } from "rewind";
+      export default async () => waitForSignal("go");`);
+    for (let load = 1; load <= 8; load++) {
+      // Loaded, then abandoned without a clean hand-back (kill -9): the run only waits.
+      const gone = executor(toolset, `gone-${load}`, { stealLeases: true });
+      await gone.exec.activate(waiting);
+    }
+    await store.addInbox(waiting, { kind: "signal", name: "go", payload: 1 });
+    await exec.activate(waiting);
+    expect((await store.getRun(waiting))?.status).toBe("completed");
     await exec.close();
   });
 });

@@ -165,7 +165,9 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
         await until(() => ended(runId)).catch(async (error: Error) => {
           const state = await store.getRun(runId);
           const kinds = (await store.readJournal(runId)).map((e) => e.kind).join(", ");
-          throw new Error(`crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}`);
+          throw new Error(
+            `crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}`,
+          );
         });
         wake.stop();
         await rescuer.close();

@@ -44,7 +44,11 @@ export interface EntryRow {
  * An entry as a row: a small value inline as canonical text, a larger one replaced by its
  * reference (and returned beside the row, to be stored once).
  */
-export function encodeEntry(entry: JournalEntry): { row: EntryRow; value?: EncodedValue; inline?: string } {
+export function encodeEntry(entry: JournalEntry): {
+  row: EntryRow;
+  value?: EncodedValue;
+  inline?: string;
+} {
   const { seq, kind, at, callsite, ...rest } = entry as JournalEntry & Record<string, unknown>;
   const body: Record<string, unknown> = rest;
   delete body.kind;
@@ -57,7 +61,11 @@ export function encodeEntry(entry: JournalEntry): { row: EntryRow; value?: Encod
     body[`${field}Json`] = canonical;
     return { row, inline: canonical };
   }
-  const value = { ref: valueRefOfCanonical(canonical), canonical, size: Buffer.byteLength(canonical) };
+  const value = {
+    ref: valueRefOfCanonical(canonical),
+    canonical,
+    size: Buffer.byteLength(canonical),
+  };
   body[`${field}Ref`] = value.ref;
   return { row, value };
 }
@@ -82,9 +90,13 @@ export function decodeEntry(row: EntryRow, valueOf: (ref: string) => Json): Jour
     const ref = body[`${field}Ref`];
     delete body[`${field}Json`];
     delete body[`${field}Ref`];
-    body[field] = typeof inline === "string" ? (JSON.parse(inline) as Json) : valueOf(ref as string);
+    body[field] =
+      typeof inline === "string" ? (JSON.parse(inline) as Json) : valueOf(ref as string);
   }
-  const entry = { ...body, seq: row.seq, kind: row.kind, at: Number(row.at) } as Record<string, unknown>;
+  const entry = { ...body, seq: row.seq, kind: row.kind, at: Number(row.at) } as Record<
+    string,
+    unknown
+  >;
   if (row.callsite !== null) entry.callsite = row.callsite;
   return orderEntry(entry as unknown as JournalEntry);
 }

@@ -52,6 +52,7 @@ export const runs = pgTable("rw_runs", {
   leaseOwner: text("lease_owner"),
   leaseToken: bigint("lease_token", { mode: "number" }).notNull(),
   leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
+  attempts: integer("attempts").notNull(),
   resultJson: text("result_json"),
   resultRef: text("result_ref"),
   error: jsonb("error"),

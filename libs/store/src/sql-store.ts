@@ -153,18 +153,18 @@ export class SqlStore implements Store {
     ttlMs: number,
     options: { steal?: boolean } = {},
   ): Promise<Lease | undefined> {
-    const rows = await this.sql.query<{ token: string; last_seq: number }>(
+    const rows = await this.sql.query<{ token: string; last_seq: number; attempts: number }>(
       `UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
-              lease_expires_at = now() + $3 * interval '1 millisecond'
+              lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
         WHERE id = $1 AND ended_at IS NULL
           AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-        RETURNING lease_token AS token, last_seq`,
+        RETURNING lease_token AS token, last_seq, attempts`,
       [runId, owner, ttlMs, options.steal === true],
     );
     const row = rows[0];
     return row === undefined
       ? undefined
-      : { runId, owner, token: Number(row.token), lastSeq: row.last_seq };
+      : { runId, owner, token: Number(row.token), lastSeq: row.last_seq, attempts: row.attempts };
   }
 
   async renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void> {
@@ -177,7 +177,14 @@ export class SqlStore implements Store {
 
   async releaseLease(lease: Lease): Promise<void> {
     await this.sql.query(
-      "UPDATE rw_runs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
+      "UPDATE rw_runs SET lease_owner = NULL, lease_expires_at = NULL, attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
+      [lease.runId, lease.owner, lease.token],
+    );
+  }
+
+  async clearAttempts(lease: Lease): Promise<void> {
+    await this.sql.query(
+      "UPDATE rw_runs SET attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
       [lease.runId, lease.owner, lease.token],
     );
   }

@@ -36,6 +36,11 @@ export interface Lease {
   token: number;
   /** The journal's last seq when the lease was taken. */
   lastSeq: number;
+  /**
+   * Cold loads (this one included) since the run last journaled progress or was handed back
+   * cleanly: how many times in a row it may have taken its process down.
+   */
+  attempts: number;
 }
 
 /** Entries to append to one run's journal, fenced by its lease and by the seq they follow. */
@@ -106,7 +111,10 @@ export interface Store {
     options?: { steal?: boolean },
   ): Promise<Lease | undefined>;
   renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void>;
+  /** Hands the run back (its attempts count restarts). */
   releaseLease(lease: Lease): Promise<void>;
+  /** The run was loaded and is fine (it just waits): this load does not count as an attempt. */
+  clearAttempts(lease: Lease): Promise<void>;
   /** Appends for many runs in one commit; each run's append is fenced on its own. */
   commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]>;
 

@@ -173,6 +173,25 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.acquireLease(expiring.runId, "w2", 30_000)).toMatchObject({ owner: "w2" });
     });
 
+    it("counts cold loads as attempts until the run journals progress or is handed back", async () => {
+      const entry = started();
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      expect((await store.acquireLease(entry.runId, "w1", 30_000))?.attempts).toBe(1);
+      expect((await store.acquireLease(entry.runId, "w2", 30_000, { steal: true }))?.attempts).toBe(
+        2,
+      );
+      const third = (await store.acquireLease(entry.runId, "w3", 30_000, { steal: true }))!;
+      expect(third.attempts).toBe(3);
+      await store.commit([{ lease: third, afterSeq: 1, entries: [call(2)], status: "running" }]);
+      const fourth = (await store.acquireLease(entry.runId, "w4", 30_000, { steal: true }))!;
+      expect(fourth.attempts).toBe(1); // progress reset the count
+      await store.clearAttempts(fourth);
+      const fifth = (await store.acquireLease(entry.runId, "w5", 30_000, { steal: true }))!;
+      expect(fifth.attempts).toBe(1);
+      await store.releaseLease(fifth);
+      expect((await store.acquireLease(entry.runId, "w6", 30_000))?.attempts).toBe(1);
+    });
+
     it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {
       const { entry, lease } = await newRun();
       await store.commit([
@@ -259,14 +278,19 @@ export function conformance(name: string, backend: Backend): void {
     });
 
     it("keeps small values in their entry and stores a larger one once, by reference", async () => {
-      const values = async () => Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM rw_values"))[0]!.n);
+      const values = async () =>
+        Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM rw_values"))[0]!.n);
       const before = await values();
       const { entry, lease } = await newRun({ input: { small: true } });
       const large = { text: "z".repeat(4 * 1024), run: entry.runId };
-      await store.commit([{ lease, afterSeq: 1, entries: [call(2, { n: 1 }), call(3, large)], status: "running" }]);
+      await store.commit([
+        { lease, afterSeq: 1, entries: [call(2, { n: 1 }), call(3, large)], status: "running" },
+      ]);
       expect(await values()).toBe(before + 1); // only the 4 KiB argument has a row of its own
       const journal = await store.readJournal(entry.runId);
-      expect(journal.map((e) => (e as { args?: unknown }).args ?? (e as { input?: unknown }).input)).toEqual([{ small: true }, { n: 1 }, large]);
+      expect(
+        journal.map((e) => (e as { args?: unknown }).args ?? (e as { input?: unknown }).input),
+      ).toEqual([{ small: true }, { n: 1 }, large]);
     });
 
     it("lists runs by namespace and status, newest first, with paging", async () => {

@@ -10,7 +10,13 @@ import {
 import { DivergenceError, RunEngine } from "@rewind/journal";
 import type { CompiledScript, Sandbox } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
-import { ENDED_STATUSES, type RunAppend, type RunStatus, type Store } from "@rewind/store";
+import {
+  ENDED_STATUSES,
+  type Lease,
+  type RunAppend,
+  type RunStatus,
+  type Store,
+} from "@rewind/store";
 import { invokeTool } from "../invoke.js";
 import { toolNotFound, unsafeToRepeat } from "../verdicts.js";
 import { GroupCommitter } from "./group-commit.js";
@@ -25,6 +31,11 @@ export interface ExecutorOptions {
   leaseTtlMs?: number;
   maxHotRuns?: number;
   maxValueBytes?: number;
+  /**
+   * How many times in a row a run may be loaded cold without journaling progress (each time, its
+   * process died under it: a heap blow-up aborts the process) before it is failed. Default 5.
+   */
+  maxAttempts?: number;
   /** Take leases whatever their state: for a single-process platform recovering after a crash. */
   stealLeases?: boolean;
   now?: () => number;
@@ -127,7 +138,8 @@ export class Executor {
       const produce =
         run.engine.outcome === undefined
           ? () => run.engine.deliver(event)
-          : async () => run.engine.recordOutcome(event as Parameters<RunEngine["recordOutcome"]>[0]);
+          : async () =>
+              run.engine.recordOutcome(event as Parameters<RunEngine["recordOutcome"]>[0]);
       if (!(await this.step(run, produce))) return;
     }
     // Signals and cancels from the inbox: only the owner turns them into journal entries.
@@ -153,6 +165,11 @@ export class Executor {
         run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: this.now() });
       if (!(await this.step(run, fire))) return;
     }
+    if (run.attemptOpen && !run.dropped) {
+      // Loaded and fine, with nothing to do yet (it waits): this load was no attempt.
+      run.attemptOpen = false;
+      await this.options.store.clearAttempts(run.lease);
+    }
     await this.settle(run);
   }
 
@@ -163,6 +180,7 @@ export class Executor {
       steal: this.options.stealLeases === true,
     });
     if (lease === undefined) return undefined; // ended, or another owner holds it
+    if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.crashLoop(lease);
     const record = await store.getRun(runId);
     if (
       record === undefined ||
@@ -236,6 +254,7 @@ export class Executor {
       return false;
     }
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
+    run.attemptOpen = false; // a commit is progress: the store reset the count
     run.storedStatus = append.status;
     this.options.onCommitted?.(run.runId);
     this.fault("committed", run);
@@ -341,6 +360,35 @@ export class Executor {
       status: "quarantined",
     });
     await this.options.store.releaseLease(lease).catch(() => {});
+    return undefined;
+  }
+
+  /** A run that took its process down again and again without progress is failed, not retried. */
+  private async crashLoop(lease: Lease): Promise<undefined> {
+    const attempts = lease.attempts - 1;
+    const verdict = {
+      seq: lease.lastSeq + 1,
+      kind: "run.failed",
+      at: this.now(),
+      error: {
+        name: "RewindError",
+        code: "CRASH_LOOP",
+        message:
+          `The run was started ${attempts} times in a row without journaling any progress: each time the ` +
+          `process running it stopped (most likely the script exhausted the sandbox's memory, which ` +
+          `aborts the process). It is failed instead of retried: look at what the script does after ` +
+          `seq ${lease.lastSeq}, fix it, and fork the run`,
+      },
+    } as JournalEntry;
+    await this.committer.append({
+      lease,
+      afterSeq: lease.lastSeq,
+      entries: [verdict],
+      status: "failed",
+    });
+    await this.options.store.releaseLease(lease).catch(() => {});
+    this.remember(lease.runId);
+    this.options.onEnded?.(lease.runId, "failed");
     return undefined;
   }
 

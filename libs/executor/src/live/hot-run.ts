@@ -16,6 +16,8 @@ export class HotRun {
   dropped = false;
   /** An activation is already queued for this run's outcomes: one is enough. */
   wakePending = false;
+  /** Loaded cold and nothing journaled since: the store still counts this load as an attempt. */
+  attemptOpen = true;
 
   constructor(
     readonly runId: string,
