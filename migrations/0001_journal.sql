@@ -44,8 +44,6 @@ CREATE TABLE rw_runs (
   status            text NOT NULL CHECK (status IN ('queued','running','waiting','completed','failed','cancelled','quarantined')),
   parent_id         text,
   parent_seq        integer,
-  -- The journal's last seq: appends name the seq they follow, so two writers can never both append.
-  last_seq          integer NOT NULL DEFAULT 1,
   -- The lease: one owner executes the run; the token grows with every new lease (fencing).
   lease_owner       text,
   lease_token       bigint NOT NULL DEFAULT 0,
@@ -109,17 +107,29 @@ CREATE INDEX rw_timers_due ON rw_timers (due_at);
 
 -- One round trip, one commit, for a batch of appends from many runs (group commit).
 -- For each run: the append happens only if the caller still holds the lease (owner and token)
--- and the journal ends where the caller believes it does; otherwise that run's append is refused
--- ('lease_lost') and nothing of it is written, while the other runs' appends go through.
+-- and the journal ends exactly where the caller believes it does; otherwise that run's append is
+-- refused ('lease_lost') and nothing of it is written, while the other runs' appends go through.
+-- The fence is read, not written: the run's row is rewritten only when its status changes, which
+-- keeps a tool call's commit close to the cost of inserting its journal rows. The (run_id, seq)
+-- key is the last word: two appends after the same seq can never both commit.
 CREATE FUNCTION rw_commit(batch jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   a jsonb;
+  run text;
+  after_seq integer;
   results jsonb := '[]'::jsonb;
-  updated integer;
 BEGIN
   FOR a IN SELECT * FROM jsonb_array_elements(batch) LOOP
+    run := a->>'runId';
+    after_seq := (a->>'afterSeq')::integer;
+    IF NOT EXISTS (SELECT 1 FROM rw_runs WHERE id = run AND lease_owner = a->>'owner' AND lease_token = (a->>'token')::bigint)
+       OR NOT EXISTS (SELECT 1 FROM rw_journal WHERE run_id = run AND seq = after_seq)
+       OR EXISTS (SELECT 1 FROM rw_journal WHERE run_id = run AND seq = after_seq + 1) THEN
+      results := results || jsonb_build_array('lease_lost');
+      CONTINUE;
+    END IF;
+
     UPDATE rw_runs SET
-        last_seq   = (a->>'lastSeq')::integer,
         status     = a->>'status',
         attempts   = 0,
         result_json = COALESCE(a->>'resultJson', result_json),
@@ -128,15 +138,7 @@ BEGIN
         ended_at   = CASE WHEN (a->>'ended')::boolean THEN now() ELSE ended_at END,
         expires_at = CASE WHEN (a->>'ended')::boolean THEN now() + ttl_ms * interval '1 millisecond' ELSE expires_at END,
         updated_at = now()
-      WHERE id = a->>'runId'
-        AND lease_owner = a->>'owner'
-        AND lease_token = (a->>'token')::bigint
-        AND last_seq = (a->>'afterSeq')::integer;
-    GET DIAGNOSTICS updated = ROW_COUNT;
-    IF updated = 0 THEN
-      results := results || jsonb_build_array('lease_lost');
-      CONTINUE;
-    END IF;
+      WHERE id = run AND (status <> a->>'status' OR attempts > 0 OR (a->>'ended')::boolean);
 
     -- Most appends carry no value row, no timer and no inbox item: skip what is empty.
     IF jsonb_array_length(a->'values') > 0 THEN

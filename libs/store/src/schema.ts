@@ -48,7 +48,6 @@ export const runs = pgTable("rw_runs", {
   status: text("status").notNull(),
   parentId: text("parent_id"),
   parentSeq: integer("parent_seq"),
-  lastSeq: integer("last_seq").notNull(),
   leaseOwner: text("lease_owner"),
   leaseToken: bigint("lease_token", { mode: "number" }).notNull(),
   leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),

@@ -98,8 +98,8 @@ export class SqlStore implements Store {
         started.namespace,
       ]);
       await tx.query(
-        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, last_seq, ttl_ms)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, 1, $8)`,
+        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)`,
         [
           started.runId,
           started.namespace,
@@ -121,7 +121,17 @@ export class SqlStore implements Store {
 
   async getRun(id: string): Promise<RunRecord | undefined> {
     const rows = await this.sql.db.select().from(schema.runs).where(eq(schema.runs.id, id));
-    return rows[0] === undefined ? undefined : this.toRecord(rows[0]);
+    if (rows[0] === undefined) return undefined;
+    return this.toRecord(rows[0], (await this.lastSeqs([id])).get(id) ?? 1);
+  }
+
+  /** The journal is the truth about where a run is: its highest seq. */
+  private async lastSeqs(runIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.sql.query<{ run_id: string; last: number }>(
+      "SELECT run_id, max(seq) AS last FROM rw_journal WHERE run_id = ANY($1) GROUP BY run_id",
+      [runIds],
+    );
+    return new Map(rows.map((r) => [r.run_id, r.last]));
   }
 
   async listRuns(filter: ListRunsFilter): Promise<RunRecord[]> {
@@ -134,7 +144,8 @@ export class SqlStore implements Store {
       .where(and(...conditions))
       .orderBy(desc(schema.runs.id))
       .limit(Math.min(filter.limit ?? 50, 1000));
-    return Promise.all(rows.map((row) => this.toRecord(row)));
+    const last = await this.lastSeqs(rows.map((row) => row.id));
+    return Promise.all(rows.map((row) => this.toRecord(row, last.get(row.id) ?? 1)));
   }
 
   async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
@@ -158,7 +169,8 @@ export class SqlStore implements Store {
               lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
         WHERE id = $1 AND ended_at IS NULL
           AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-        RETURNING lease_token AS token, last_seq, attempts`,
+        RETURNING lease_token AS token, attempts,
+                  (SELECT max(seq) FROM rw_journal WHERE run_id = $1) AS last_seq`,
       [runId, owner, ttlMs, options.steal === true],
     );
     const row = rows[0];
@@ -365,7 +377,6 @@ export class SqlStore implements Store {
       owner: append.lease.owner,
       token: append.lease.token,
       afterSeq: append.afterSeq,
-      lastSeq: last === undefined ? append.afterSeq : last.seq,
       status: append.status,
       ended,
       resultRef,
@@ -379,7 +390,10 @@ export class SqlStore implements Store {
     };
   }
 
-  private async toRecord(row: typeof schema.runs.$inferSelect): Promise<RunRecord> {
+  private async toRecord(
+    row: typeof schema.runs.$inferSelect,
+    lastSeq: number,
+  ): Promise<RunRecord> {
     const record: RunRecord = {
       id: row.id,
       namespace: row.namespace,
@@ -387,7 +401,7 @@ export class SqlStore implements Store {
       toolset: row.toolset,
       epoch: row.epoch,
       status: row.status as RunStatus,
-      lastSeq: row.lastSeq,
+      lastSeq,
       ttlMs: row.ttlMs,
       createdAt: row.createdAt,
       updatedAt: row.updatedAt,

@@ -143,6 +143,19 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.readJournal(entry.runId)).toHaveLength(2);
     });
 
+    it("never appends twice after the same seq, even within one group commit", async () => {
+      const { entry, lease } = await newRun();
+      const outcomes = await store.commit([
+        { lease, afterSeq: 1, entries: [call(2, { first: true })], status: "running" },
+        { lease, afterSeq: 1, entries: [call(2, { second: true })], status: "running" },
+      ]);
+      expect(outcomes).toEqual(["ok", "lease_lost"]);
+      expect(
+        (await store.readJournal(entry.runId)).map((e) => (e as { args?: unknown }).args),
+      ).toEqual([undefined, { first: true }]);
+      expect((await store.getRun(entry.runId))?.lastSeq).toBe(2);
+    });
+
     it("commits many runs at once, each fenced on its own", async () => {
       const a = await newRun();
       const b = await newRun();

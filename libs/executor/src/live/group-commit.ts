@@ -36,7 +36,13 @@ export class GroupCommitter {
           const outcomes = await this.store.commit(batch.map((p) => p.append));
           batch.forEach((p, i) => p.resolve(outcomes[i] ?? "lease_lost"));
         } catch (error) {
-          batch.forEach((p) => p.reject(error));
+          if (batch.length === 1) batch[0]!.reject(error);
+          // One append's failure (two owners racing for one seq) must not sink the others.
+          else
+            for (const p of batch)
+              await this.store
+                .commit([p.append])
+                .then(([o]) => p.resolve(o ?? "lease_lost"), p.reject);
         }
       }
     } finally {
