@@ -371,7 +371,6 @@ export class SqlStore implements Store {
       }
     }
     const values = await this.prepareValues(encoded);
-    const last = append.entries.at(-1);
     return {
       runId: append.lease.runId,
       owner: append.lease.owner,
