@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newSeed, type CallEntry, type RunStartedEntry } from "@rewind/core";
+import { RunEngine } from "@rewind/journal";
 import { Executor, WakeUp } from "@rewind/executor";
-import { Sandbox, compileScript } from "@rewind/sandbox";
+import { ReplaySliceExceeded, Sandbox, compileScript } from "@rewind/sandbox";
 import { defineToolset, type ToolContext } from "@rewind/sdk";
 import { migrate, openSqlClient, FolderBlobStore, SqlStore, type Store } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
@@ -290,5 +291,75 @@ describe("a run that keeps taking its process down", () => {
     await exec.activate(waiting);
     expect((await store.getRun(waiting))?.status).toBe("completed");
     await exec.close();
+  });
+});
+
+describe("cold replay in fast slices", () => {
+  it("replays a heavy script again in async mode when a slice runs out, and carries on", async () => {
+    const { toolset } = tools();
+    const runId = await submit(`import { tools } from "rewind";
+      export default async () => {
+        const a = await tools.charge({ n: 1 });
+        let x = 0;
+        for (let i = 0; i < 3e7; i++) x += i % 7; // tens of ms of CPU on replay: longer than a slice
+        const b = await tools.charge({ n: x % 5 });
+        return [a.args, b.args];
+      };`);
+    const slow = new Sandbox({ mode: "async", replaySliceMs: 5 });
+    const first = new Executor({
+      store,
+      sandbox: slow,
+      toolsets: new Map([["live", toolset]]),
+      owner: "slice-a",
+    });
+    await first.activate(runId);
+    await until(async () => (await store.getRun(runId))?.status === "completed");
+    // Replayed cold with fast replay, the heavy activation overruns its slice: the engine meets it
+    // as an error, which the executor answers by replaying in async mode (the next test).
+    const journal = await store.readJournal(runId);
+    const script = (await store.getScript((await store.getRun(runId))!.scriptHash))!;
+    const instance = await slow.instantiate(script, {
+      seed: (journal[0] as RunStartedEntry).seed,
+      startAt: journal[0]!.at,
+      fastReplay: true,
+    });
+    await expect(RunEngine.resume(instance, journal)).rejects.toBeInstanceOf(ReplaySliceExceeded);
+    await first.close();
+    slow.dispose();
+  });
+
+  it("loads a cold run through a slice overrun and finishes it", async () => {
+    const { toolset, release } = tools();
+    const runId = await submit(`import { tools } from "rewind";
+      export default async () => {
+        await tools.charge({ n: 1 });
+        let x = 0;
+        for (let i = 0; i < 3e7; i++) x += i % 7;
+        return tools.slow({ x: x % 3 });
+      };`);
+    const slow = new Sandbox({ mode: "async", replaySliceMs: 5 });
+    const a = new Executor({
+      store,
+      sandbox: slow,
+      toolsets: new Map([["live", toolset]]),
+      owner: "slice-b1",
+    });
+    await a.activate(runId);
+    await until(async () =>
+      (await store.readJournal(runId)).some((e) => e.kind === "call" && e.name === "slow"),
+    );
+    const b = new Executor({
+      store,
+      sandbox: slow,
+      toolsets: new Map([["live", toolset]]),
+      owner: "slice-b2",
+      stealLeases: true,
+    });
+    await b.activate(runId); // cold: the fast replay overruns its slice, the async replay carries on
+    release();
+    await until(async () => (await store.getRun(runId))?.status === "completed");
+    await a.close();
+    await b.close();
+    slow.dispose();
   });
 });

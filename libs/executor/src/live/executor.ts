@@ -6,9 +6,15 @@ import {
   type ErrorData,
   type JournalEntry,
   type OutputEntry,
+  type RunStartedEntry,
 } from "@rewind/core";
 import { DivergenceError, RunEngine } from "@rewind/journal";
-import type { CompiledScript, Sandbox } from "@rewind/sandbox";
+import {
+  ReplaySliceExceeded,
+  type CompiledScript,
+  type Sandbox,
+  type ScriptInstance,
+} from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import {
   ENDED_STATUSES,
@@ -195,15 +201,22 @@ export class Executor {
     if (started?.kind !== "run.started")
       throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
     const script = await this.script(record.scriptHash);
-    const instance = await sandbox.instantiate(script, { seed: started.seed, startAt: started.at });
-    let resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
+    let replayed: {
+      instance: ScriptInstance;
+      resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
+    };
     try {
-      resumed = await RunEngine.resume(instance, journal, { maxValueBytes: this.maxValueBytes });
+      replayed = await this.replay(script, started, journal, true).catch((error: unknown) => {
+        // A replay slice ran out (a heavy script): replay again, fully async.
+        if (error instanceof ReplaySliceExceeded)
+          return this.replay(script, started, journal, false);
+        throw error;
+      });
     } catch (error) {
-      instance.dispose();
       if (error instanceof DivergenceError) return this.quarantine(lease, journal, error);
       throw error;
     }
+    const { instance, resumed } = replayed;
     const run = new HotRun(runId, record.toolset, resumed.engine, instance, lease, journal.length);
     run.storedStatus = record.status;
     this.hot.set(runId, run);
@@ -221,6 +234,29 @@ export class Executor {
     }
     for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
+  }
+
+  /** A new instance of the script, replayed to the end of the journal (fast: in sync slices). */
+  private async replay(
+    script: CompiledScript,
+    started: RunStartedEntry,
+    journal: readonly JournalEntry[],
+    fastReplay: boolean,
+  ) {
+    const instance = await this.options.sandbox.instantiate(script, {
+      seed: started.seed,
+      startAt: started.at,
+      fastReplay,
+    });
+    try {
+      const resumed = await RunEngine.resume(instance, journal, {
+        maxValueBytes: this.maxValueBytes,
+      });
+      return { instance, resumed };
+    } catch (error) {
+      instance.dispose();
+      throw error;
+    }
   }
 
   /**
