@@ -181,7 +181,7 @@ export class Executor {
 
   /** A cold run: take its lease, read its journal, replay it, and carry on live. */
   private async load(runId: string): Promise<HotRun | undefined> {
-    const { store, sandbox } = this.options;
+    const { store } = this.options;
     const lease = await store.acquireLease(runId, this.options.owner, this.leaseTtlMs, {
       steal: this.options.stealLeases === true,
     });
