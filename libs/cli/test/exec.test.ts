@@ -154,6 +154,35 @@ describe("rewind exec", () => {
     expect(diverged.stderr).toContain('call lookup({ q: "moon" })   at hello-changed.ts:4:');
   });
 
+  it("survives a script whose allocation aborts the sandbox's process, journaling MEMORY_LIMIT", () => {
+    const bomb = path.join(dir, "bomb.ts");
+    writeFileSync(
+      bomb,
+      `import { tools } from "rewind";
+export default async function main() {
+  await tools.lookup({ q: "before" });
+  return new Array(1e9).fill(0).length;
+}
+`,
+    );
+    const out = path.join(dir, "bomb.jsonl");
+    const { code, stderr } = rewind(
+      "exec",
+      bomb,
+      "--tools",
+      `${examples}/tools.ts`,
+      "--journal",
+      out,
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain("MEMORY_LIMIT");
+    const last = JSON.parse(readFileSync(out, "utf8").trim().split("\n").at(-1)!) as {
+      kind: string;
+      error: { code: string };
+    };
+    expect(last).toMatchObject({ kind: "run.failed", error: { code: "MEMORY_LIMIT" } });
+  });
+
   it("says what to fix for bad input", () => {
     expect(rewind(...order.slice(0, 4), "--input", "{oops").stderr).toMatch(
       /--input is not valid JSON/,

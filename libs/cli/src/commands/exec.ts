@@ -6,6 +6,7 @@ import { Sandbox, compileScript } from "@rewind/sandbox";
 import { parseDuration } from "@rewind/core";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
+import { CHILD_ENV, execSupervised } from "./exec-supervised.js";
 
 export interface ExecOptions {
   input?: string;
@@ -21,6 +22,7 @@ export interface ExecOptions {
 export const EXIT = { completed: 0, failed: 1, cancelled: 1, waiting: 2, diverged: 3 } as const;
 
 export async function execCommand(scriptFile: string, options: ExecOptions): Promise<number> {
+  if (process.env[CHILD_ENV] === undefined) return execSupervised(options);
   const input = parseJsonOption(options.input, "--input");
   if (options.seed !== undefined && !isSeed(options.seed)) {
     throw new RewindError(
