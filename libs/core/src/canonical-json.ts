@@ -98,8 +98,3 @@ export function parseJson(text: string): Json {
 export function inCanonicalOrder(value: unknown): Json {
   return JSON.parse(canonicalize(value)) as Json;
 }
-
-/** Canonicalises a value that is already known to be JSON. */
-export function canonicalJson(value: Json): string {
-  return canonicalize(value);
-}

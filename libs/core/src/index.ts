@@ -1,5 +1,5 @@
 export type { Json } from "./json.js";
-export { canonicalize, canonicalJson, inCanonicalOrder, parseJson } from "./canonical-json.js";
+export { canonicalize, inCanonicalOrder, parseJson } from "./canonical-json.js";
 export { valueRef, valueRefOfCanonical, utf8Length, type ValueRef } from "./values.js";
 export { parseDuration, type Duration } from "./duration.js";
 export { newRunId, newSeed, isSeed, callIdOf } from "./ids.js";

@@ -138,6 +138,7 @@ class MockRun {
     replayCallsites: boolean,
   ): Promise<InProcessResult> {
     const recorded = this.options.resume ?? [this.started];
+    this.recordedUpTo = this.options.resume?.length ?? 0;
     let fresh: JournalEntry[];
     try {
       ({ engine: this.engine, entries: fresh } = await RunEngine.resume(instance, recorded, {
@@ -211,15 +212,14 @@ class MockRun {
     });
   }
 
-  private newFrom = Infinity;
+  /** How much of the journal was recorded before this process: those entries' effects may have happened. */
+  private recordedUpTo = 0;
   private isNew(entry: JournalEntry): boolean {
-    return entry.seq >= this.newFrom;
+    return entry.seq > this.recordedUpTo;
   }
 
   private commit(entries: readonly JournalEntry[]): void {
-    if (entries.length === 0) return;
-    if (this.newFrom === Infinity) this.newFrom = entries[0]!.seq;
-    this.options.onCommit?.(entries);
+    if (entries.length > 0) this.options.onCommit?.(entries);
   }
 
   /** Effects of committed entries: only now do calls run, timers arm and output show. */
