@@ -248,6 +248,15 @@ export class SqlStore implements Store {
     }));
   }
 
+  async runsWithPendingInbox(limit: number): Promise<string[]> {
+    const rows = await this.sql.query<{ run_id: string }>(
+      `SELECT DISTINCT i.run_id FROM rw_inbox i JOIN rw_runs r ON r.id = i.run_id
+        WHERE i.consumed_seq IS NULL AND r.ended_at IS NULL AND r.status <> 'quarantined' LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => r.run_id);
+  }
+
   async dueTimers(now: number, limit: number): Promise<DueTimer[]> {
     const rows = await this.sql.query<{ run_id: string; timer_seq: number; due_at: string }>(
       `SELECT t.run_id, t.timer_seq, t.due_at FROM rw_timers t JOIN rw_runs r ON r.id = t.run_id

@@ -124,6 +124,8 @@ export interface Store {
     item: { kind: "signal" | "cancel"; name?: string; payload?: Json },
   ): Promise<number>;
   pendingInbox(runId: string): Promise<InboxItem[]>;
+  /** Open runs with inbox items not yet journaled: what a reconciler rings again. */
+  runsWithPendingInbox(limit: number): Promise<string[]>;
   dueTimers(now: number, limit: number): Promise<DueTimer[]>;
   /** Runs that have not ended: what a reconciler makes sure someone is working on. */
   openRuns(limit: number, afterId?: string): Promise<{ id: string; status: RunStatus }[]>;

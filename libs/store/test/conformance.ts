@@ -275,6 +275,7 @@ export function conformance(name: string, backend: Backend): void {
         },
       ]);
       expect((await store.pendingInbox(entry.runId)).map((i) => i.id)).toEqual([second]);
+      expect(await store.runsWithPendingInbox(1000)).toContain(entry.runId);
     });
 
     it("stores identical values once, and values over 64 KiB in the blob store", async () => {

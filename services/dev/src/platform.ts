@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { LocalRunChanges, createApi } from "@rewind/api";
 import { Executor, WakeUp } from "@rewind/executor";
+import { BullMqQueue, InProcessQueue, type ActivationQueue } from "@rewind/queue";
 import { Sandbox } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore, type Store } from "@rewind/store";
@@ -16,6 +17,10 @@ export interface DevPlatformOptions {
   databaseUrl?: string;
   /** Where large values go: `s3://bucket/prefix` or a folder (default `<dataDir>/blobs`). */
   blobUrl?: string;
+  /** Activations through BullMQ on this Redis instead of the in-process queue. */
+  redisUrl?: string;
+  /** Key prefix on that Redis (default "rewind"). */
+  redisPrefix?: string;
   toolsets?: readonly Toolset[];
   log?: (line: string) => void;
 }
@@ -61,14 +66,23 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   const api = createApi({
     store,
     changes,
-    doorbell: { ring: (runId) => void executor.activate(runId) },
+    doorbell: { ring: (runId) => queue.ring(runId) },
     version: "0.1.0",
   });
   await api.listen({ port: options.port ?? 7420, host: options.host ?? "127.0.0.1" });
   const address = api.server.address() as AddressInfo;
   const url = `http://${address.address === "::1" ? "localhost" : address.address}:${address.port}`;
 
-  const wake = new WakeUp(store, (runId) => executor.activate(runId));
+  // The doorbell: BullMQ when REDIS_URL is set, else in this process. Either way the executor
+  // takes the activations; calls' outcomes and timers of hot runs never go through the queue.
+  const queue: ActivationQueue = options.redisUrl
+    ? await BullMqQueue.connect({
+        redisUrl: options.redisUrl,
+        ...(options.redisPrefix ? { prefix: options.redisPrefix } : {}),
+      })
+    : new InProcessQueue();
+  queue.consume((runId) => executor.activate(runId));
+  const wake = new WakeUp(store, (runId) => queue.ring(runId));
   const recovered = await wake.recover();
   if (recovered > 0)
     log(`resumed ${recovered} open run${recovered === 1 ? "" : "s"} from their journals`);
@@ -86,6 +100,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     async close() {
       clearInterval(retention);
       wake.stop();
+      await queue.close();
       await api.close();
       await executor.close();
       sandbox.dispose();

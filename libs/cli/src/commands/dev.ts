@@ -12,10 +12,13 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
     port: Number(options.port ?? 7420),
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(process.env.REWIND_BLOB_URL ? { blobUrl: process.env.REWIND_BLOB_URL } : {}),
+    ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
     toolsets,
     log: (line) => process.stderr.write(`${dim("rewind")} ${line}\n`),
   });
-  const where = databaseUrl ? "Postgres (DATABASE_URL)" : "the embedded database in .rewind/";
+  const where =
+    (databaseUrl ? "Postgres (DATABASE_URL)" : "the embedded database in .rewind/") +
+    (process.env.REDIS_URL ? ", activations on Redis (REDIS_URL)" : "");
   process.stdout.write(
     [
       `${green("Rewind is running")} on ${where}`,

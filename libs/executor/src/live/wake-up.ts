@@ -3,8 +3,9 @@ import type { Store } from "@rewind/store";
 /**
  * Keeps every open run moving when nothing in memory would: at start-up it activates every run
  * that has not ended (after a crash, in-flight calls run again and timers are re-armed), and
- * then it polls the timers table for due timers of runs that are not in memory. Timers are rows:
- * a ten-day sleep survives any number of restarts.
+ * then it polls for due timers and for inbox items no one has journaled, ringing those runs
+ * again. Timers are rows: a ten-day sleep survives any number of restarts; a lost ring (a
+ * flushed Redis, a ring that landed during an activation) is rung again.
  */
 export class WakeUp {
   private timer: NodeJS.Timeout | undefined;
@@ -35,7 +36,9 @@ export class WakeUp {
       if (this.stopped) return;
       try {
         const due = await this.store.dueTimers(this.now(), 1000);
-        for (const runId of new Set(due.map((timer) => timer.runId))) void this.activate(runId);
+        const inbox = await this.store.runsWithPendingInbox(1000);
+        for (const runId of new Set([...due.map((timer) => timer.runId), ...inbox]))
+          void this.activate(runId);
       } catch {
         // the store is unreachable: the next tick tries again
       }
