@@ -12,6 +12,7 @@ import { healthz, readyz, root } from "./routes/health.js";
 import { readJournal } from "./routes/journal.js";
 import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
+import { registerMetrics } from "./routes/metrics.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 
@@ -121,6 +122,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
 
   const routes: Route[] = [...ROUTES, openApiRoute(() => routes, options.version)];
   for (const route of routes) registerRoute(app, route, ctx);
+  registerMetrics(app);
   return app;
 }
 

@@ -153,3 +153,23 @@ describe("health", () => {
     });
   });
 });
+
+describe("GET /metrics", () => {
+  it("serves Prometheus metrics named rewind_*, counting API requests by route, never by run id", async () => {
+    const h = await openHarness();
+    try {
+      const id = await startRun(h);
+      await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth });
+      const response = await h.app.inject({ url: "/metrics" });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers["content-type"]).toContain("text/plain");
+      expect(response.body).toMatch(
+        /rewind_api_requests_total\{route="\/v1\/runs\/:id",status="200"\} \d+/,
+      );
+      expect(response.body).toContain("rewind_executor_commit_duration_seconds");
+      expect(response.body).not.toContain(id);
+    } finally {
+      await h.close();
+    }
+  });
+});

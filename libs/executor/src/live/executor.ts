@@ -25,6 +25,7 @@ import {
 } from "@rewind/store";
 import { invokeTool } from "../invoke.js";
 import { toolNotFound, unsafeToRepeat } from "../verdicts.js";
+import { metrics } from "@rewind/telemetry";
 import { GroupCommitter } from "./group-commit.js";
 import { HotRun, outcomeEvent } from "./hot-run.js";
 
@@ -130,8 +131,11 @@ export class Executor {
   private async process(runId: string): Promise<void> {
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
     let run = this.hot.get(runId);
+    metrics.activations.inc({ kind: run === undefined ? "cold" : "hot" });
     if (run === undefined) {
+      const started = performance.now();
       run = await this.load(runId);
+      if (run !== undefined) metrics.replaySeconds.observe((performance.now() - started) / 1000);
       this.inboxDirty.add(runId);
     }
     if (run === undefined || run.dropped) return;
@@ -213,13 +217,17 @@ export class Executor {
         throw error;
       });
     } catch (error) {
-      if (error instanceof DivergenceError) return this.quarantine(lease, journal, error);
+      if (error instanceof DivergenceError) {
+        metrics.divergences.inc();
+        return this.quarantine(lease, journal, error);
+      }
       throw error;
     }
     const { instance, resumed } = replayed;
     const run = new HotRun(runId, record.toolset, resumed.engine, instance, lease, journal.length);
     run.storedStatus = record.status;
     this.hot.set(runId, run);
+    metrics.hotRuns.set(this.hot.size);
     this.evictIfFull();
     if (!(await this.step(run, async () => resumed.entries))) return undefined;
     // Calls journaled without an outcome may have run before the stop: run them again, same callId.
@@ -285,10 +293,12 @@ export class Executor {
       this.drop(run);
       throw error;
     }
+    metrics.commits.inc({ outcome });
     if (outcome === "lease_lost") {
       this.drop(run);
       return false;
     }
+    for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the store reset the count
     run.storedStatus = append.status;
@@ -341,6 +351,7 @@ export class Executor {
       maxValueBytes: this.maxValueBytes,
       backoff: (ms) => sleep(ms),
     }).then((outcome) => {
+      metrics.toolCalls.inc({ toolset: run.toolset, outcome: outcome.ok ? "ok" : "error" });
       if (run.dropped || this.hot.get(run.runId) !== run) return; // the new owner runs it again
       run.outcomes.push(outcomeEvent(call, outcome, this.now()));
       if (!run.wakePending) {
@@ -357,6 +368,8 @@ export class Executor {
     this.hot.delete(run.runId);
     run.dispose();
     this.remember(run.runId);
+    metrics.runsEnded.inc({ status: run.engine.outcome });
+    metrics.hotRuns.set(this.hot.size);
     await this.options.store.releaseLease(run.lease).catch(() => {});
     this.options.onEnded?.(run.runId, run.engine.outcome);
   }

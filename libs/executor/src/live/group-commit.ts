@@ -1,4 +1,5 @@
 import type { AppendOutcome, RunAppend, Store } from "@rewind/store";
+import { metrics } from "@rewind/telemetry";
 
 interface Pending {
   append: RunAppend;
@@ -33,7 +34,9 @@ export class GroupCommitter {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
+          const timer = metrics.commitSeconds.startTimer();
           const outcomes = await this.store.commit(batch.map((p) => p.append));
+          timer();
           batch.forEach((p, i) => p.resolve(outcomes[i] ?? "lease_lost"));
         } catch (error) {
           if (batch.length === 1) batch[0]!.reject(error);

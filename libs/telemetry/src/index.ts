@@ -1,0 +1,1 @@
+export { registry, metrics } from "./metrics.js";
