@@ -86,6 +86,30 @@ program
   .option("--script <file>", "the script to check (default: the run's own; required for a file)")
   .action(lazy(() => import("./commands/replay.js"), "replayCommand"));
 
+const services$ = () => import("./commands/services.js");
+program
+  .command("api")
+  .description(
+    "the HTTP API as its own process (DATABASE_URL, REDIS_URL); workers execute the runs",
+  )
+  .option("--port <port>", "the port", "7420")
+  .action(lazy(services$, "apiCommand"));
+program
+  .command("worker")
+  .description(
+    "a stateless worker: executes runs from Redis activations against the shared journal",
+  )
+  .option("--toolset <file...>", "a module exporting toolsets (repeatable)")
+  .option("--concurrency <n>", "activations at once", "64")
+  .action(lazy(services$, "workerCommand"));
+program
+  .command("token")
+  .description("API tokens")
+  .command("create")
+  .option("--namespace <name>", "the namespace it grants", "default")
+  .option("--label <label>", "a note to know it by", "cli")
+  .action(lazy(services$, "tokenCommand"));
+
 program
   .command("migrate")
   .description("apply the database migrations (DATABASE_URL, or .rewind/)")

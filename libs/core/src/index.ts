@@ -32,3 +32,4 @@ export {
 } from "./entries.js";
 export type { GuestCommand, GuestEvent } from "./wall.js";
 export { shortForm } from "./short-form.js";
+export { configError } from "./config-error.js";

@@ -14,3 +14,4 @@ export {
   DEFAULT_TTL_MS,
 } from "./schemas.js";
 export type { ErrorBody } from "./errors.js";
+export { startApiService } from "./main.js";

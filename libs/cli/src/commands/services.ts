@@ -1,0 +1,62 @@
+import { startApiService } from "@rewind/api";
+import { openStore } from "@rewind/store";
+import type { Toolset } from "@rewind/sdk";
+import { startWorker } from "@rewind/worker";
+import { loadToolsets } from "../load-toolset.js";
+import { dim } from "../format.js";
+
+const log = (line: string) => process.stderr.write(`${dim("rewind")} ${line}\n`);
+
+/** Waits for SIGTERM or SIGINT, then closes gracefully. */
+function untilStopped(close: () => Promise<void>): Promise<number> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      log("stopping…");
+      void close().then(() => resolve(0));
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}
+
+/** `rewind api`: the HTTP API alone (DATABASE_URL, REDIS_URL); workers execute the runs. */
+export async function apiCommand(options: { port?: string }): Promise<number> {
+  const host = process.env.REWIND_HOST ?? "127.0.0.1";
+  const port = Number(options.port ?? 7420);
+  const service = await startApiService({ port, host });
+  log(`API listening on http://${host}:${port}/v1`);
+  return untilStopped(() => service.close());
+}
+
+/** `rewind worker --toolset FILE… [--concurrency N]`: a stateless executor of runs. */
+export async function workerCommand(options: {
+  toolset?: string[];
+  concurrency?: string;
+}): Promise<number> {
+  const toolsets: Toolset[] = [];
+  for (const file of options.toolset ?? []) toolsets.push(...(await loadToolsets(file)));
+  const worker = await startWorker({
+    toolsets,
+    concurrency: Number(options.concurrency ?? 64),
+    log,
+  });
+  log(`worker ready: toolsets ${toolsets.map((t) => t.name).join(", ") || "none"}`);
+  return untilStopped(() => worker.close());
+}
+
+/** `rewind token create`: a new API token for a namespace, printed once. */
+export async function tokenCommand(options: {
+  namespace?: string;
+  label?: string;
+}): Promise<number> {
+  const url = process.env.DATABASE_URL;
+  const store = await openStore(url ? { databaseUrl: url } : {});
+  try {
+    process.stdout.write(
+      `${await store.createToken(options.namespace ?? "default", options.label ?? "cli")}\n`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
