@@ -86,6 +86,23 @@ program
   .option("--script <file>", "the script to check (default: the run's own; required for a file)")
   .action(lazy(() => import("./commands/replay.js"), "replayCommand"));
 
+const cassette$ = () => import("./commands/cassette.js");
+program
+  .command("cassette")
+  .description("export a run's journal file, to test scripts against in virtual time")
+  .argument("<run>")
+  .option("-o, --output <file>", "write it to a file instead of standard output")
+  .action(lazy(cassette$, "cassetteCommand"));
+program
+  .command("test")
+  .description("run a script against a cassette: each tool call answered as the real run's was")
+  .argument("<script>")
+  .requiredOption(
+    "--cassette <file>",
+    "a journal file from rewind cassette or rewind exec --journal",
+  )
+  .action(lazy(cassette$, "testCommand"));
+
 const services$ = () => import("./commands/services.js");
 program
   .command("api")

@@ -33,3 +33,13 @@ export {
 export type { GuestCommand, GuestEvent } from "./wall.js";
 export { shortForm } from "./short-form.js";
 export { configError } from "./config-error.js";
+export {
+  defineToolset,
+  isToolset,
+  EMPTY_TOOLSET,
+  type Toolset,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolFunction,
+} from "./toolset.js";

@@ -5,8 +5,8 @@ import {
   type CallEntry,
   type ErrorData,
   type Json,
+  type Tool,
 } from "@rewind/core";
-import type { Tool } from "@rewind/sdk";
 
 export type CallOutcome = { ok: true; result: Json } | { ok: false; error: ErrorData };
 

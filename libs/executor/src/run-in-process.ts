@@ -10,6 +10,8 @@ import {
   type JournalEntry,
   type OutputEntry,
   type RunStartedEntry,
+  EMPTY_TOOLSET,
+  type Toolset,
 } from "@rewind/core";
 import {
   DivergenceError,
@@ -18,7 +20,6 @@ import {
   type IncomingEvent,
 } from "@rewind/journal";
 import type { CompiledScript, Sandbox } from "@rewind/sandbox";
-import { EMPTY_TOOLSET, type Toolset } from "@rewind/sdk";
 import { invokeTool, type CallOutcome } from "./invoke.js";
 import { toolNotFound, unsafeToRepeat } from "./verdicts.js";
 import { VirtualSchedule } from "./virtual-clock.js";

@@ -1,5 +1,4 @@
-import type { CallEntry, ErrorData } from "@rewind/core";
-import type { Toolset } from "@rewind/sdk";
+import type { CallEntry, ErrorData, Toolset } from "@rewind/core";
 
 /** The platform's verdicts on a call, with messages that say what to do. */
 

@@ -7,7 +7,7 @@ export {
   type ToolContext,
   type ToolDefinition,
   type ToolFunction,
-} from "./toolset.js";
+} from "@rewind/core";
 export {
   Rewind,
   RewindApiError,

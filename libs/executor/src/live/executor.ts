@@ -7,6 +7,7 @@ import {
   type JournalEntry,
   type OutputEntry,
   type RunStartedEntry,
+  type Toolset,
 } from "@rewind/core";
 import { DivergenceError, RunEngine } from "@rewind/journal";
 import {
@@ -15,7 +16,6 @@ import {
   type Sandbox,
   type ScriptInstance,
 } from "@rewind/sandbox";
-import type { Toolset } from "@rewind/sdk";
 import {
   ENDED_STATUSES,
   type Lease,

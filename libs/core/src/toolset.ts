@@ -1,4 +1,5 @@
-import { RewindError, parseDuration, type Duration } from "@rewind/core";
+import { parseDuration, type Duration } from "./duration.js";
+import { RewindError } from "./errors.js";
 
 /** What a tool is told about the call it serves. */
 export interface ToolContext {
