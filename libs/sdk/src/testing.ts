@@ -70,7 +70,7 @@ export async function runWithCassette(options: {
     // A call takes the virtual time its recorded twin took.
     latency: (call) => player.latency(call),
   });
-  if (player.misses.length > 0) throw new CassetteMissError(player.misses[0]!);
+  if (player.misses.length > 0) throw new CassetteMissError(player.misses[0]);
   return collect(result);
 }
 
