@@ -30,6 +30,11 @@ program
   .option("--resume <file>", "replay this (possibly truncated) journal file, then continue live")
   .option("--signal <spec...>", "deliver a signal: NAME[=JSON][@DELAY], DELAY in virtual time")
   .option("--start <iso>", "the virtual clock's start (default 2025-01-01T00:00:00Z)")
+  .option(
+    "--fork <file>",
+    "fork this journal file: reuse its recorded calls while the script makes the same ones",
+  )
+  .option("--at <seq>", "with --fork: run live from this seq of the parent at the latest")
   .action(lazy(() => import("./commands/exec.js"), "execCommand"));
 
 program

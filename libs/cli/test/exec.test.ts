@@ -202,3 +202,52 @@ export default async function main() {
     expect(compile.stderr).toMatch(/does not compile/);
   });
 });
+
+describe("rewind exec --fork", () => {
+  it("forks a journal file: calls that match are reused, the rest run live", () => {
+    const parent = path.join(dir, "parent.jsonl");
+    expect(
+      rewind(
+        "exec",
+        `${examples}/hello.ts`,
+        "--tools",
+        `${examples}/tools.ts`,
+        "--input",
+        '{"name":"ada"}',
+        "--journal",
+        parent,
+      ).code,
+    ).toBe(0);
+    const fixed = path.join(dir, "hello-fixed.ts");
+    writeFileSync(
+      fixed,
+      readFileSync(`${examples}/hello.ts`, "utf8").replace(
+        "`hello, ${found.q}`",
+        "`hi, ${found.q}`",
+      ),
+    );
+    const out = path.join(dir, "fork.jsonl");
+    const fork = rewind(
+      "exec",
+      fixed,
+      "--tools",
+      `${examples}/tools.ts`,
+      "--fork",
+      parent,
+      "--journal",
+      out,
+    );
+    expect(fork.code).toBe(0);
+    expect(fork.stderr).toMatch(/forked run_mock_\w+: 2 entries reused, the rest live/);
+    expect(fork.stdout).toContain("hi, ada");
+    const lines = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string; callId?: string });
+    const parentLines = readFileSync(parent, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string; callId?: string });
+    expect(lines[1]!.callId).toBe(parentLines[1]!.callId); // the reused lookup keeps its callId
+  });
+});

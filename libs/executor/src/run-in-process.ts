@@ -42,6 +42,11 @@ export interface InProcessOptions {
   toolset?: Toolset;
   /** A recorded journal (possibly a prefix): replayed first, then the run continues live. */
   resume?: readonly JournalEntry[];
+  /**
+   * Fork this parent: a new run (the parent's seed, input and start) whose script reuses the
+   * parent's recorded calls while it makes the same ones, then goes on live (from `at` at most).
+   */
+  fork?: { parent: readonly JournalEntry[]; at?: number };
   signals?: readonly ScheduledSignal[];
   /** Virtual time a call takes before its outcome arrives (default 0). */
   latency?: (call: CallEntry) => number;
@@ -60,6 +65,8 @@ export interface InProcessResult {
   result?: Json;
   error?: ErrorData;
   divergence?: DivergenceReport;
+  /** For a fork: how many entries after run.started were reused from the parent. */
+  reused?: number;
 }
 
 export const DEFAULT_START = Date.UTC(2025, 0, 1);
@@ -102,9 +109,16 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
 }
 
 function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEntry {
-  const seed = options.seed ?? newSeed();
-  const input = inCanonicalOrder(options.input ?? null);
-  const at = options.startAt ?? DEFAULT_START;
+  const parent = options.fork?.parent[0];
+  if (parent !== undefined && parent.kind !== "run.started") {
+    throw new RewindError(
+      "INVALID_INPUT",
+      "A parent journal to fork must begin with its run.started entry",
+    );
+  }
+  const seed = parent?.seed ?? options.seed ?? newSeed();
+  const input = inCanonicalOrder(parent?.input ?? options.input ?? null);
+  const at = parent?.at ?? options.startAt ?? DEFAULT_START;
   // In mock mode the run id follows from what defines the run, so a repeat gives the same journal.
   const digest = createHash("sha256")
     .update(`${options.script.hash}\n${seed}\n${at}\n${canonicalize(input)}`)
@@ -120,6 +134,7 @@ function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEn
     epoch: options.epoch ?? 1,
     toolset: toolset.name,
     namespace: "default",
+    ...(parent ? { parent: { runId: parent.runId, seq: options.fork?.at ?? 0 } } : {}),
   };
 }
 
@@ -141,11 +156,30 @@ class MockRun {
     const recorded = this.options.resume ?? [this.started];
     this.recordedUpTo = this.options.resume?.length ?? 0;
     let fresh: JournalEntry[];
+    const engineOptions = {
+      replayCallsites,
+      maxValueBytes: this.options.sandbox.options.maxValueBytes,
+    };
     try {
-      ({ engine: this.engine, entries: fresh } = await RunEngine.resume(instance, recorded, {
-        replayCallsites,
-        maxValueBytes: this.options.sandbox.options.maxValueBytes,
-      }));
+      if (this.options.fork !== undefined) {
+        const forked = await RunEngine.fork(instance, this.started, this.options.fork.parent, {
+          ...engineOptions,
+          ...(this.options.fork.at === undefined ? {} : { at: this.options.fork.at }),
+        });
+        this.engine = forked.engine;
+        // Reused entries are journaled as they were; their calls' effects already happened.
+        this.recordedUpTo = forked.reused + 1;
+        this.reused = forked.reused;
+        this.commit([this.started, ...forked.entries]);
+        this.rearm();
+        this.act(forked.entries.filter((e) => e.seq > this.recordedUpTo));
+        return await this.carryOn();
+      }
+      ({ engine: this.engine, entries: fresh } = await RunEngine.resume(
+        instance,
+        recorded,
+        engineOptions,
+      ));
     } catch (error) {
       if (error instanceof DivergenceError) {
         return { status: "diverged", journal: [...recorded], divergence: error.report };
@@ -156,7 +190,11 @@ class MockRun {
     else this.commit(fresh);
     this.rearm();
     this.act(fresh);
+    return this.carryOn();
+  }
 
+  /** Delivers events in virtual time until the run ends or nothing more is scheduled. */
+  private async carryOn(): Promise<InProcessResult> {
     let delivered = 0;
     while (this.engine.outcome === undefined) {
       // Tool results resolve as microtasks: yield now and then so a script that calls tools in
@@ -215,6 +253,8 @@ class MockRun {
 
   /** How much of the journal was recorded before this process: those entries' effects may have happened. */
   private recordedUpTo = 0;
+  /** A fork's entries reused from its parent (after run.started). */
+  private reused = 0;
   private isNew(entry: JournalEntry): boolean {
     return entry.seq > this.recordedUpTo;
   }
@@ -292,14 +332,18 @@ class MockRun {
       );
     switch (last?.kind) {
       case "run.completed":
-        return { status: "completed", journal, result: last.result };
+        return { status: "completed", journal, result: last.result, ...this.forkInfo() };
       case "run.failed":
-        return { status: "failed", journal, error: last.error };
+        return { status: "failed", journal, error: last.error, ...this.forkInfo() };
       case "run.cancelled":
-        return { status: "cancelled", journal };
+        return { status: "cancelled", journal, ...this.forkInfo() };
       default:
-        return { status: "waiting", journal };
+        return { status: "waiting", journal, ...this.forkInfo() };
     }
+  }
+
+  private forkInfo(): { reused?: number } {
+    return this.options.fork === undefined ? {} : { reused: this.reused };
   }
 }
 

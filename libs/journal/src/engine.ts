@@ -67,6 +67,9 @@ export class RunEngine {
   private readonly replayCallsites: boolean;
   private now: number;
   private ended: Outcome | undefined;
+  /** Fork mode: a mismatch is where the new script takes over, not a divergence. */
+  private forking = false;
+  private forkPoint: number | undefined;
 
   private constructor(
     private readonly driver: ScriptDriver,
@@ -101,6 +104,31 @@ export class RunEngine {
     const engine = new RunEngine(driver, started, options);
     const entries = await engine.replay(recorded);
     return { engine, entries };
+  }
+
+  /**
+   * Starts a fork: the new script (driver) replayed against its parent's journal. While its
+   * commands match, the parent's entries are adopted as they are (a reused call keeps its callId,
+   * its outcome is not asked for again); at the first difference, at `at` (a seq of the parent),
+   * or where the parent ended, the fork goes on live. Returns every entry after `started`:
+   * reused ones, then the first live ones.
+   */
+  static async fork(
+    driver: ScriptDriver,
+    started: RunStartedEntry,
+    parent: readonly JournalEntry[],
+    options: EngineOptions & { at?: number } = {},
+  ): Promise<{ engine: RunEngine; entries: JournalEntry[]; reused: number }> {
+    const prefix = parent.filter(
+      (entry) => entry.seq > 1 && (options.at === undefined || entry.seq < options.at),
+    );
+    // Callsites on: the first live commands come from batches the parent also recorded.
+    const engine = new RunEngine(driver, started, { ...options, replayCallsites: true });
+    engine.forking = true;
+    await engine.replay([started, ...prefix]);
+    engine.forking = false;
+    const reused = (engine.forkPoint ?? engine.journal.length + 1) - 2;
+    return { engine, entries: engine.journal.slice(1), reused };
   }
 
   get runId(): string {
@@ -220,13 +248,21 @@ export class RunEngine {
       // Match what the script emitted against the journal's commands, in order.
       while (queue.length > 0 && next < recorded.length) {
         const entry = recorded[next]!;
+        if (this.forking && (isPlatformVerdict(entry) || isEventEntry(entry)))
+          return this.branch(entry, queue);
         if (isPlatformVerdict(entry)) return this.adoptVerdict(entry, recorded, next);
         if (isEventEntry(entry)) this.diverge(entry, queue[0]);
-        this.match(entry as CommandEntry, queue.shift()!);
+        const command = queue.shift()!;
+        if (this.forking && !sameCommand(entry as CommandEntry, command, this.idOfSeq))
+          return this.branch(entry, [command, ...queue]);
+        this.match(entry as CommandEntry, command);
         next++;
       }
-      if (next >= recorded.length) return this.record(queue); // the journal ends: continue live
+      if (next >= recorded.length) return this.branch(undefined, queue); // the journal ends: continue live
       const entry = recorded[next]!;
+      // A fork does not inherit its parent's ending: at a verdict or a cancel it goes on live.
+      if (this.forking && (isPlatformVerdict(entry) || entry.kind === "run.cancelled"))
+        return this.branch(entry, queue);
       if (isPlatformVerdict(entry)) return this.adoptVerdict(entry, recorded, next);
       switch (entry.kind) {
         case "call.result":
@@ -245,9 +281,16 @@ export class RunEngine {
           next++;
           continue;
         default:
+          if (this.forking) return this.branch(entry, queue); // the script no longer emits it
           return this.diverge(entry, undefined); // a command the script no longer emits
       }
     }
+  }
+
+  /** Where replay stops and the run goes on live: the commands emitted from there are new entries. */
+  private branch(at: JournalEntry | undefined, queue: readonly GuestCommand[]): JournalEntry[] {
+    this.forkPoint = at?.seq ?? this.journal.length + 1;
+    return this.record(queue);
   }
 
   /** Validates an event against the run's state and returns what the guest is told. */

@@ -16,6 +16,8 @@ export interface ExecOptions {
   resume?: string;
   signal?: string[];
   start?: string;
+  fork?: string;
+  at?: string;
 }
 
 /** Exit codes of `rewind exec`: the contract's 0, 1 and 3, and 2 for a run left waiting. */
@@ -43,6 +45,17 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
       ? undefined
       : parseJournalFile(readFileSync(options.resume, "utf8"), options.resume);
   const signals = (options.signal ?? []).map(parseSignal);
+  const parent =
+    options.fork === undefined
+      ? undefined
+      : parseJournalFile(readFileSync(options.fork, "utf8"), options.fork);
+  const at = options.at === undefined ? undefined : Number(options.at);
+  if (at !== undefined && (!Number.isInteger(at) || at < 2)) {
+    throw new RewindError(
+      "INVALID_INPUT",
+      `--at must be the seq (2 or more) from which the fork runs live, got ${options.at}`,
+    );
+  }
   const script = await compileScript({ file: scriptFile });
 
   const out = options.journal;
@@ -57,6 +70,7 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
       ...(startAt !== undefined ? { startAt } : {}),
       ...(toolset !== undefined ? { toolset } : {}),
       ...(resume !== undefined ? { resume } : {}),
+      ...(parent !== undefined ? { fork: { parent, ...(at === undefined ? {} : { at }) } } : {}),
       signals,
       // Write-ahead: each batch reaches the journal file before its effects happen.
       onCommit: (entries) => {
@@ -67,6 +81,11 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
     });
     if (out !== undefined && resume !== undefined) {
       writeFileSync(out, toJournalFile(result.journal)); // the whole journal: the prefix and what followed
+    }
+    if (result.reused !== undefined) {
+      process.stderr.write(
+        `forked ${String((parent![0] as { runId?: string }).runId)}: ${result.reused} entries reused, the rest live\n`,
+      );
     }
     report(result.status, result.journal, result);
     return EXIT[result.status];
