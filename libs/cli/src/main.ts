@@ -91,6 +91,16 @@ program
   .option("--script <file>", "the script to check (default: the run's own; required for a file)")
   .action(lazy(() => import("./commands/replay.js"), "replayCommand"));
 
+program
+  .command("fork")
+  .description(
+    "fork a run with a corrected script: recorded calls are reused while the calls match",
+  )
+  .argument("<run>")
+  .requiredOption("--script <file>", "the corrected script")
+  .option("--at <seq>", "run live from this seq of the parent at the latest")
+  .action(lazy(() => import("./commands/fork.js"), "forkCommand"));
+
 const cassette$ = () => import("./commands/cassette.js");
 program
   .command("cassette")

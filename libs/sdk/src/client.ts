@@ -92,6 +92,14 @@ export class Rewind {
         "GET",
         `/v1/runs/${encodeURIComponent(id)}/script`,
       ),
+    /** Forks the run with a corrected script: recorded calls are reused while the calls match. */
+    fork: (id: string, fork: { script: StartRun["script"]; at?: number; ttl?: string | number }) =>
+      this.request<{
+        id: string;
+        status: RunStatus;
+        scriptHash: string;
+        parent: { runId: string; seq: number };
+      }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, fork),
     cancel: (id: string) =>
       this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };

@@ -12,6 +12,7 @@ import { healthz, readyz, root } from "./routes/health.js";
 import { readJournal } from "./routes/journal.js";
 import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
+import { forkRun } from "./routes/fork.js";
 import { registerMetrics } from "./routes/metrics.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
@@ -50,6 +51,7 @@ const ROUTES: readonly Route[] = [
   sendSignal,
   cancelRun,
   getRunScript,
+  forkRun,
 ];
 
 /**

@@ -251,3 +251,24 @@ export const Root = z.object({
   api: z.string(),
   openapi: z.string(),
 });
+
+export const ForkRunBody = z.strictObject({
+  script: CreateRunBody.shape.script,
+  at: z
+    .number()
+    .int()
+    .min(2, { error: "at must be a seq of the parent's journal, 2 or more" })
+    .optional()
+    .meta({
+      description:
+        "Run live from this seq of the parent at the latest (default: from the first difference)",
+    }),
+  ttl: ttl.optional(),
+});
+
+export const ForkedRun = z.object({
+  id: z.string(),
+  status: z.literal("queued"),
+  scriptHash: z.string(),
+  parent: z.object({ runId: z.string(), seq: z.number().int() }),
+});

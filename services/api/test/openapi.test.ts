@@ -33,6 +33,7 @@ describe("GET /v1/openapi.json", () => {
         "GET /v1/runs/{id}/script",
         "POST /v1/runs/{id}/signals/{name}",
         "POST /v1/runs/{id}/cancel",
+        "POST /v1/runs/{id}/fork",
       ].sort(),
     );
   });

@@ -209,6 +209,9 @@ export class Executor {
       instance: ScriptInstance;
       resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
     };
+    // A fork's first load: the new script against its parent's journal, reusing what matches.
+    if (journal.length === 1 && started.parent !== undefined)
+      return this.startFork(lease, record, started, script);
     try {
       replayed = await this.replay(script, started, journal, true).catch((error: unknown) => {
         // A replay slice ran out (a heavy script): replay again, fully async.
@@ -244,6 +247,53 @@ export class Executor {
     return run;
   }
 
+  /**
+   * Builds a fork's journal: its script replayed against the parent's history. The reused entries
+   * are journaled with no effect (they happened in the parent); a reused call still in flight
+   * there runs again with its callId, unless unsafe to repeat; then the fork goes on live.
+   */
+  private async startFork(
+    lease: Lease,
+    record: { status: RunStatus; toolset: string },
+    started: RunStartedEntry,
+    script: CompiledScript,
+  ): Promise<HotRun | undefined> {
+    const parent = await this.options.store.readJournal(started.parent!.runId);
+    const instance = await this.options.sandbox.instantiate(script, {
+      seed: started.seed,
+      startAt: started.at,
+    });
+    let forked: Awaited<ReturnType<typeof RunEngine.fork>>;
+    try {
+      forked = await RunEngine.fork(instance, started, parent, {
+        maxValueBytes: this.maxValueBytes,
+        ...(started.parent!.seq > 1 ? { at: started.parent!.seq } : {}),
+      });
+    } catch (error) {
+      instance.dispose();
+      throw error;
+    }
+    const boundary = forked.reused + 1;
+    const run = new HotRun(started.runId, record.toolset, forked.engine, instance, lease, 1);
+    run.storedStatus = record.status;
+    this.hot.set(started.runId, run);
+    metrics.hotRuns.set(this.hot.size);
+    const reused = forked.entries.filter((e) => e.seq <= boundary);
+    if (!(await this.step(run, async () => reused, undefined, false))) return undefined;
+    for (const call of run.engine.inFlightCalls()) {
+      if (call.seq > boundary) continue;
+      if (this.options.toolsets.get(run.toolset)?.tools.get(call.name)?.unsafeToRepeat) {
+        await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
+        return run;
+      }
+      this.invoke(run, call);
+    }
+    if (!(await this.step(run, async () => forked.entries.filter((e) => e.seq > boundary))))
+      return undefined;
+    for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    return run;
+  }
+
   /** A new instance of the script, replayed to the end of the journal (fast: in sync slices). */
   private async replay(
     script: CompiledScript,
@@ -275,6 +325,7 @@ export class Executor {
     run: HotRun,
     produce: () => Promise<JournalEntry[]>,
     inboxId?: number,
+    effects = true,
   ): Promise<boolean> {
     const entries = await produce();
     if (entries.length === 0 && run.status === run.storedStatus) return true;
@@ -304,7 +355,7 @@ export class Executor {
     run.storedStatus = append.status;
     this.options.onCommitted?.(run.runId);
     this.fault("committed", run);
-    await this.act(run, entries);
+    if (effects) await this.act(run, entries);
     this.fault("acted", run);
     return true;
   }

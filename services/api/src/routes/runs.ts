@@ -96,7 +96,10 @@ export const getRun = defineRoute({
 });
 
 /** The script's hash: a compiled script is stored (its hash computed here), a hash must exist. */
-async function storeScript(script: z.output<typeof CreateRunBody>["script"], ctx: ApiContext) {
+export async function storeScript(
+  script: z.output<typeof CreateRunBody>["script"],
+  ctx: ApiContext,
+) {
   if ("code" in script) {
     // The hash is the store's key: computed from the code, never taken from the client.
     const hash = `sha256:${createHash("sha256").update(script.code).digest("hex")}`;

@@ -1,0 +1,72 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { defineToolset } from "@rewind/core";
+import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import { compileScript } from "@rewind/sandbox";
+import { Rewind } from "@rewind/sdk";
+
+const cli = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+const toolset = defineToolset("prices", {
+  price: async (args: { step: number }) => ({ cents: args.step * 100 }),
+});
+const script = (bug: boolean) => `import { tools } from "rewind";
+export default async function main() {
+  let total = 0;
+  for (let step = 1; step <= 5; step++) {
+    const priced = await tools.price({ step });
+    total += ${bug ? "step === 3 ? (priced as any).missing.cents : priced.cents" : "priced.cents"};
+  }
+  return total;
+}
+`;
+let dir: string;
+let platform: DevPlatform;
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "rewind-fork-cli-"));
+  platform = await startDevPlatform({
+    port: 0,
+    dataDir: path.join(dir, ".rewind"),
+    toolsets: [toolset],
+  });
+}, 60_000);
+afterAll(async () => {
+  await platform.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const rewind = (...args: string[]) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      {
+        cwd: dir,
+        timeout: 60_000,
+        env: { ...process.env, REWIND_URL: platform.url, REWIND_TOKEN: platform.token },
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+
+it("rewind fork prints the fork's id, the calls reused and the first live call", async () => {
+  const api = new Rewind({ url: platform.url, token: platform.token });
+  const { id } = await api.runs.start({
+    script: await compileScript({ source: script(true), filename: "p.ts" }),
+    toolset: "prices",
+  });
+  expect(await api.runs.result(id, "20s")).toMatchObject({ status: "failed" });
+  const fixed = path.join(dir, "fixed.ts");
+  writeFileSync(fixed, script(false));
+  const { code, stdout, stderr } = await rewind("fork", id, "--script", fixed);
+  expect(code).toBe(0);
+  const forkId = stdout.trim();
+  expect(forkId).toMatch(/^run_/);
+  expect(stderr).toMatch(/reused\s+3 calls of run_/);
+  expect(stderr).toMatch(/live from\s+tools\.price\(\{ step: 4 \}\) at seq 8 \(fixed\.ts:5:\d+\)/);
+  expect(await api.runs.result(forkId, "20s")).toMatchObject({ status: "completed", result: 1500 });
+});

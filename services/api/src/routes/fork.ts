@@ -1,0 +1,59 @@
+import { newRunId, type RunStartedEntry } from "@rewind/core";
+import type { z } from "zod";
+import { ring } from "../doorbell.js";
+import { defineRoute } from "../route.js";
+import { findRun } from "../run-view.js";
+import { DEFAULT_TTL_MS, ForkRunBody, ForkedRun, RunIdParams } from "../schemas.js";
+import { storeScript } from "./runs.js";
+
+/**
+ * A fork: a new run of a corrected script with its parent's seed, input and toolset. The worker
+ * that first loads it replays the new script against the parent's history: while the calls
+ * match, the recorded results are reused (no tool is called, callIds are kept); from the first
+ * difference (or `at`) it runs live.
+ */
+export const forkRun = defineRoute({
+  method: "POST",
+  path: "/v1/runs/:id/fork",
+  operationId: "forkRun",
+  summary: "Fork a run with a corrected script, reusing its recorded calls while they match",
+  auth: true,
+  params: RunIdParams,
+  body: ForkRunBody,
+  responses: {
+    201: {
+      description: "The fork was stored",
+      schema: ForkedRun,
+      headers: { Location: "The fork's URL" },
+    },
+  },
+  errors: [401, 404, 413, 422, 503],
+  async handle({ params, body, namespace, reply }, ctx) {
+    const parent = await findRun(ctx.store, namespace, params.id);
+    const [parentStart] = await ctx.store.readJournal(parent.id, 1);
+    const origin = parentStart as RunStartedEntry;
+    const scriptHash = await storeScript(body.script, ctx);
+    const started: RunStartedEntry = {
+      seq: 1,
+      kind: "run.started",
+      at: origin.at, // the fork shares its parent's clock: reused entries keep their times
+      runId: newRunId(),
+      scriptHash,
+      input: origin.input,
+      seed: origin.seed,
+      epoch: origin.epoch,
+      toolset: origin.toolset,
+      namespace,
+      parent: { runId: parent.id, seq: body.at ?? 0 },
+    };
+    await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
+    await ring(ctx, started.runId);
+    void reply.code(201).header("Location", `/v1/runs/${started.runId}`);
+    return {
+      id: started.runId,
+      status: "queued",
+      scriptHash,
+      parent: started.parent!,
+    } satisfies z.input<typeof ForkedRun>;
+  },
+});

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { defineToolset, type CallEntry, type ToolContext } from "@rewind/core";
+import { compileScript } from "@rewind/sandbox";
+import { Rewind } from "@rewind/sdk";
+import { startDevPlatform, type DevPlatform } from "../src/index.js";
+
+const calls: { step: number; callId: string }[] = [];
+const toolset = defineToolset("prices", {
+  price: async (args: { step: number }, ctx: ToolContext) => {
+    calls.push({ step: args.step, callId: ctx.callId });
+    return { cents: args.step * 100 };
+  },
+});
+const script = (bug: boolean) => `import { tools } from "rewind";
+export default async function main() {
+  const totals: number[] = [];
+  for (let step = 1; step <= 10; step++) {
+    const priced = await tools.price({ step });
+    totals.push(${bug ? "step === 7 ? (priced as any).missing.cents : priced.cents" : "priced.cents"});
+  }
+  return totals.reduce((a, b) => a + b, 0);
+}`;
+
+let dir: string;
+let platform: DevPlatform;
+let api: Rewind;
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "rewind-fork-"));
+  platform = await startDevPlatform({ port: 0, dataDir: dir, toolsets: [toolset] });
+  api = new Rewind({ url: platform.url, token: platform.token });
+});
+afterAll(async () => {
+  await platform.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("forks a run failed at its 7th call: calls 1–6 are not made again, 7 onward run live", async () => {
+  const buggy = await compileScript({ source: script(true), filename: "prices.ts" });
+  const { id: parentId } = await api.runs.start({ script: buggy, toolset: "prices" });
+  expect(await api.runs.result(parentId, "20s")).toMatchObject({ status: "failed" });
+  expect(calls.map((c) => c.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+
+  calls.length = 0;
+  const fixed = await compileScript({ source: script(false), filename: "prices-fixed.ts" });
+  const fork = await api.runs.fork(parentId, { script: fixed });
+  expect(fork.parent).toEqual({ runId: parentId, seq: 0 });
+  expect(await api.runs.result(fork.id, "20s")).toMatchObject({
+    status: "completed",
+    result: 5500,
+  });
+  expect(calls.map((c) => c.step)).toEqual([8, 9, 10]);
+
+  const journal = (await api.runs.journal(fork.id)).entries;
+  const forkCalls = journal.filter((e): e is CallEntry => e.kind === "call");
+  expect(forkCalls.slice(0, 7).every((c) => c.callId.startsWith(`${parentId}/`))).toBe(true);
+  expect(forkCalls.slice(7).every((c) => c.callId.startsWith(`${fork.id}/`))).toBe(true);
+  expect((await api.runs.get(fork.id)).parent).toEqual({ runId: parentId, seq: 0 });
+});
