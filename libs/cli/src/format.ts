@@ -46,16 +46,26 @@ export function entrySummary(entry: JournalEntry): string {
 }
 
 /** The journal as a table: seq, kind, what, callsite, logical time since the start. */
-export function journalTable(entries: readonly JournalEntry[]): string {
+export function journalTable(entries: readonly JournalEntry[], reusedUpTo?: number): string {
   const start = entries[0]?.at ?? 0;
   const rows = entries.map((e) => [
     String(e.seq),
+    ...(reusedUpTo === undefined
+      ? []
+      : [e.seq === 1 ? "" : e.seq <= reusedUpTo ? "reused" : "live"]),
     e.kind,
     entrySummary(e),
     e.callsite ?? "",
     relative(e.at - start),
   ]);
-  const header = ["seq", "kind", "what", "callsite", "time"];
+  const header = [
+    "seq",
+    ...(reusedUpTo === undefined ? [] : ["fork"]),
+    "kind",
+    "what",
+    "callsite",
+    "time",
+  ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells

@@ -69,4 +69,15 @@ it("rewind fork prints the fork's id, the calls reused and the first live call",
   expect(stderr).toMatch(/reused\s+3 calls of run_/);
   expect(stderr).toMatch(/live from\s+tools\.price\(\{ step: 4 \}\) at seq 8 \(fixed\.ts:5:\d+\)/);
   expect(await api.runs.result(forkId, "20s")).toMatchObject({ status: "completed", result: 1500 });
+
+  // runs show marks what the fork reused from its parent and what ran live.
+  const shown = await rewind("runs", "show", forkId);
+  expect(shown.stdout).toMatch(/reused\s+6 entries of its parent/);
+  expect(shown.stdout).toMatch(/\n7\s+reused\s+call\.result/);
+  expect(shown.stdout).toMatch(/\n8\s+live\s+call\s+price\(\{ step: 4 \}\)/);
+  const json = JSON.parse((await rewind("runs", "show", forkId, "--json")).stdout) as {
+    reused: number;
+    parent: { runId: string };
+  };
+  expect(json).toMatchObject({ reused: 6, parent: { runId: id } });
 });

@@ -76,8 +76,12 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
   const api = client();
   const run = await api.runs.get(runId);
   const { entries } = await api.runs.journal(runId);
+  const reusedUpTo = run.parent
+    ? reusedPrefix(entries, (await api.runs.journal(run.parent.runId)).entries)
+    : undefined;
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ ...run, journal: entries }, null, 2)}\n`);
+    const fork = reusedUpTo === undefined ? {} : { reused: reusedUpTo - 1 };
+    process.stdout.write(`${JSON.stringify({ ...run, ...fork, journal: entries }, null, 2)}\n`);
     return 0;
   }
   const lines = [
@@ -87,10 +91,24 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     `epoch    ${run.epoch}`,
   ];
   if (run.parent) lines.push(`parent   ${run.parent.runId} at seq ${run.parent.seq}`);
+  if (reusedUpTo !== undefined)
+    lines.push(`reused   ${reusedUpTo - 1} entries of its parent; the rest ran live`);
   if (run.result !== undefined) lines.push(`result   ${JSON.stringify(run.result)}`);
   if (run.error !== undefined) lines.push(`error    ${run.error.code ?? ""} ${run.error.message}`);
-  process.stdout.write(`${lines.join("\n")}\n\n${journalTable(entries)}\n`);
+  process.stdout.write(`${lines.join("\n")}\n\n${journalTable(entries, reusedUpTo)}\n`);
   return 0;
+}
+
+/** A fork's entries are reused while they equal its parent's, seq for seq (after run.started). */
+function reusedPrefix(fork: readonly JournalEntry[], parent: readonly JournalEntry[]): number {
+  let seq = 1;
+  while (
+    seq < fork.length &&
+    seq < parent.length &&
+    JSON.stringify(fork[seq]) === JSON.stringify(parent[seq])
+  )
+    seq++;
+  return seq;
 }
 
 export async function signalCommand(
