@@ -100,6 +100,18 @@ export class Rewind {
         scriptHash: string;
         parent: { runId: string; seq: number };
       }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, fork),
+    /** Checks the run's script (or a corrected one) against its journal; nothing is called. */
+    replay: (id: string, script?: StartRun["script"]) =>
+      this.request<{
+        matches: boolean;
+        entries?: number;
+        message?: string;
+        divergence?: Record<string, unknown>;
+      }>(
+        "POST",
+        `/v1/runs/${encodeURIComponent(id)}/replay`,
+        script === undefined ? {} : { script },
+      ),
     cancel: (id: string) =>
       this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };

@@ -13,6 +13,7 @@ import { readJournal } from "./routes/journal.js";
 import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
 import { forkRun } from "./routes/fork.js";
+import { replayRun } from "./routes/replay.js";
 import { registerMetrics } from "./routes/metrics.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
@@ -52,6 +53,7 @@ const ROUTES: readonly Route[] = [
   cancelRun,
   getRunScript,
   forkRun,
+  replayRun,
 ];
 
 /**

@@ -34,6 +34,7 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/runs/{id}/signals/{name}",
         "POST /v1/runs/{id}/cancel",
         "POST /v1/runs/{id}/fork",
+        "POST /v1/runs/{id}/replay",
       ].sort(),
     );
   });

@@ -43,8 +43,16 @@ it("forks a run failed at its 7th call: calls 1–6 are not made again, 7 onward
   expect(await api.runs.result(parentId, "20s")).toMatchObject({ status: "failed" });
   expect(calls.map((c) => c.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
 
-  calls.length = 0;
+  // Before forking, check the fix against the run's history on the server: it diverges exactly
+  // where the run failed (the fixed script goes on to call 8 where the old one threw).
   const fixed = await compileScript({ source: script(false), filename: "prices-fixed.ts" });
+  expect(await api.runs.replay(parentId)).toMatchObject({ matches: true, entries: 16 });
+  const check = await api.runs.replay(parentId, fixed);
+  expect(check).toMatchObject({ matches: false, divergence: { seq: 16, matched: 15 } });
+  expect(check.message).toContain("call price({ step: 8 })");
+  expect(calls).toHaveLength(7); // a replay check calls nothing
+
+  calls.length = 0;
   const fork = await api.runs.fork(parentId, { script: fixed });
   expect(fork.parent).toEqual({ runId: parentId, seq: 0 });
   expect(await api.runs.result(fork.id, "20s")).toMatchObject({
