@@ -76,6 +76,8 @@ async function submit(): Promise<string> {
   return runId;
 }
 
+/** Errors the executors reported (they retry): what a timed-out scenario is explained by. */
+const reported: string[] = [];
 const executor = (owner: string, crashAt?: (point: FaultPoint) => boolean) =>
   new Executor({
     store,
@@ -83,10 +85,11 @@ const executor = (owner: string, crashAt?: (point: FaultPoint) => boolean) =>
     toolsets: new Map([["wal", toolset]]),
     owner,
     stealLeases: true,
+    onError: (runId, error) => reported.push(`${owner} ${runId}: ${(error as Error).message}`),
     ...(crashAt ? { crashAt } : {}),
   });
 
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error("timed out");
