@@ -169,7 +169,8 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
           const state = await store.getRun(runId);
           const kinds = (await store.readJournal(runId)).map((e) => e.kind).join(", ");
           throw new Error(
-            `crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}`,
+            `crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}; ` +
+              `rescuer hot runs: ${rescuer.hotRuns}; errors: ${reported.slice(-5).join(" | ") || "none"}`,
           );
         });
         wake.stop();
