@@ -87,8 +87,13 @@ program
   .description(
     "re-execute a run (or a journal file) locally against its journal; exit 0 if it matches",
   )
-  .argument("<run|journal-file>", "a run's id, or a journal file written by rewind exec --journal")
-  .option("--script <file>", "the script to check (default: the run's own; required for a file)")
+  .argument("[run|journal-file]", "a run's id, or a journal file written by rewind exec --journal")
+  .option(
+    "--script <file>",
+    "the script to check (default: the run's own; required for a file or --all)",
+  )
+  .option("--all", "check the script against every open run (exit 0 only if all are compatible)")
+  .option("--status <status>", "with --all: only runs with this status")
   .action(lazy(() => import("./commands/replay.js"), "replayCommand"));
 
 program

@@ -3,6 +3,7 @@ import { RewindError, type JournalEntry } from "@rewind/core";
 import { checkReplay } from "@rewind/executor";
 import { parseJournalFile } from "@rewind/journal";
 import { Sandbox, compileScript, type CompiledScript } from "@rewind/sandbox";
+import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { green, red } from "../format.js";
 
@@ -10,7 +11,17 @@ import { green, red } from "../format.js";
  * `rewind replay <run|journal-file> [--script FILE]`: re-executes the script locally against the
  * journal, calling nothing. Exit 0 when it matches, 1 with the first divergence.
  */
-export async function replayCommand(target: string, options: { script?: string }): Promise<number> {
+export async function replayCommand(
+  target: string | undefined,
+  options: { script?: string; all?: boolean; status?: string },
+): Promise<number> {
+  if (options.all) return replayAll(options);
+  if (target === undefined) {
+    throw new RewindError(
+      "INVALID_INPUT",
+      "Name a run or a journal file to replay, or pass --all with --script",
+    );
+  }
   let journal: readonly JournalEntry[];
   let script: CompiledScript;
   if (existsSync(target)) {
@@ -44,4 +55,66 @@ export async function replayCommand(target: string, options: { script?: string }
   } finally {
     sandbox.dispose();
   }
+}
+
+const OPEN: readonly RunStatus[] = ["queued", "running", "waiting", "quarantined"];
+
+/**
+ * `rewind replay --script fixed.ts --all [--status S]`: the corrected script checked against the
+ * history of every open run (or those with one status), on the server, several at a time. A table
+ * says which are compatible; the exit code is 0 only if all are: a gate before a deploy.
+ */
+async function replayAll(options: { script?: string; status?: string }): Promise<number> {
+  if (options.script === undefined)
+    throw new RewindError(
+      "INVALID_INPUT",
+      "--all checks a corrected script: pass it with --script FILE",
+    );
+  const compiled = await compileScript({ file: options.script });
+  const script = { entry: compiled.entry, code: compiled.code, sourceMap: compiled.sourceMap };
+  const api = client();
+  const statuses = options.status === undefined ? OPEN : [options.status as RunStatus];
+  const ids: string[] = [];
+  for (const status of statuses) {
+    let before: string | undefined;
+    for (;;) {
+      const page = await api.runs.list({ status, limit: 500, ...(before ? { before } : {}) });
+      ids.push(...page.runs.map((r) => r.id));
+      if (page.next === undefined || page.runs.length === 0) break;
+      before = page.next;
+    }
+  }
+  const rows: string[][] = [];
+  let incompatible = 0;
+  let index = 0;
+  const worker = async () => {
+    while (index < ids.length) {
+      const id = ids[index++]!;
+      const check = await api.runs.replay(id, script);
+      if (check.matches) rows.push([id, green("compatible"), "", ""]);
+      else {
+        incompatible++;
+        const d = check.divergence as
+          | {
+              seq?: number;
+              replayed?: { label?: string; callsite?: string };
+              recorded?: { callsite?: string };
+            }
+          | undefined;
+        rows.push([
+          id,
+          red(`diverges at seq ${d?.seq ?? "?"}`),
+          d?.replayed?.label ?? "nothing",
+          d?.replayed?.callsite ?? d?.recorded?.callsite ?? "",
+        ]);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, ids.length) }, worker));
+  rows.sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+  for (const row of rows) process.stdout.write(`${row.join("  ").trimEnd()}\n`);
+  process.stderr.write(
+    `${incompatible === 0 ? green("✓") : red("✗")} ${ids.length - incompatible} of ${ids.length} runs compatible with ${compiled.entry}\n`,
+  );
+  return incompatible === 0 ? 0 : 1;
 }
