@@ -104,6 +104,7 @@ program
   .argument("<run>")
   .requiredOption("--script <file>", "the corrected script")
   .option("--at <seq>", "run live from this seq of the parent at the latest")
+  .option("--dry-run", "only show what the fork would reuse, run again and run live")
   .action(lazy(() => import("./commands/fork.js"), "forkCommand"));
 
 const cassette$ = () => import("./commands/cassette.js");

@@ -62,12 +62,20 @@ it("rewind fork prints the fork's id, the calls reused and the first live call",
   expect(await api.runs.result(id, "20s")).toMatchObject({ status: "failed" });
   const fixed = path.join(dir, "fixed.ts");
   writeFileSync(fixed, script(false));
+  const preview = await rewind("fork", id, "--script", fixed, "--dry-run");
+  expect(preview.code).toBe(0);
+  expect(preview.stdout).toMatch(
+    /would reuse 6 entries of run_\w+\nwould run live from call price\(\{ step: 4 \}\) at seq 8 \(fixed\.ts:5:\d+\)/,
+  );
+  expect((await api.runs.list()).runs).toHaveLength(1); // a dry run stores nothing
   const { code, stdout, stderr } = await rewind("fork", id, "--script", fixed);
   expect(code).toBe(0);
   const forkId = stdout.trim();
   expect(forkId).toMatch(/^run_/);
-  expect(stderr).toMatch(/reused\s+3 calls of run_/);
-  expect(stderr).toMatch(/live from\s+tools\.price\(\{ step: 4 \}\) at seq 8 \(fixed\.ts:5:\d+\)/);
+  expect(stderr).toMatch(/reuse\s+6 entries of run_/);
+  expect(stderr).toMatch(
+    /run live from\s+call price\(\{ step: 4 \}\) at seq 8 \(fixed\.ts:5:\d+\)/,
+  );
   expect(await api.runs.result(forkId, "20s")).toMatchObject({ status: "completed", result: 1500 });
 
   // runs show marks what the fork reused from its parent and what ran live.

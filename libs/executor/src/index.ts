@@ -12,3 +12,4 @@ export { Executor, type ExecutorOptions, type FaultPoint } from "./live/executor
 export { WakeUp } from "./live/wake-up.js";
 export { GroupCommitter } from "./live/group-commit.js";
 export { checkReplay, type ReplayCheck } from "./replay-check.js";
+export { previewFork, type ForkPreview } from "./fork-preview.js";

@@ -28,6 +28,13 @@ export interface StartRun {
   ttl?: string | number;
 }
 
+/** What a fork does: entries reused from its parent, the first live entry, calls that run again. */
+export interface ForkPreview {
+  reused: number;
+  firstLive?: { seq: number; kind: string; label: string; callsite?: string };
+  runAgain: { seq: number; name: string; callId: string; callsite?: string }[];
+}
+
 /** An error answered by the API: its code from Rewind's error table, and what to do. */
 export class RewindApiError extends Error {
   override readonly name = "RewindApiError";
@@ -93,12 +100,17 @@ export class Rewind {
         `/v1/runs/${encodeURIComponent(id)}/script`,
       ),
     /** Forks the run with a corrected script: recorded calls are reused while the calls match. */
-    fork: (id: string, fork: { script: StartRun["script"]; at?: number; ttl?: string | number }) =>
+    fork: (
+      id: string,
+      fork: { script: StartRun["script"]; at?: number; ttl?: string | number; dryRun?: boolean },
+    ) =>
       this.request<{
-        id: string;
-        status: RunStatus;
-        scriptHash: string;
-        parent: { runId: string; seq: number };
+        id?: string;
+        status?: RunStatus;
+        scriptHash?: string;
+        parent?: { runId: string; seq: number };
+        dryRun?: true;
+        preview: ForkPreview;
       }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, fork),
     /** Checks the run's script (or a corrected one) against its journal; nothing is called. */
     replay: (id: string, script?: StartRun["script"]) =>

@@ -15,4 +15,5 @@ export {
   type RunView,
   type StartRun,
   type RunStatus,
+  type ForkPreview,
 } from "./client.js";

@@ -264,11 +264,46 @@ export const ForkRunBody = z.strictObject({
         "Run live from this seq of the parent at the latest (default: from the first difference)",
     }),
   ttl: ttl.optional(),
+  dryRun: z
+    .boolean()
+    .optional()
+    .meta({ description: "Only preview what the fork would reuse and run live" }),
 });
+
+export const ForkPreview = z
+  .object({
+    reused: z.number().int().meta({ description: "Entries of the parent the fork reuses" }),
+    firstLive: z
+      .object({
+        seq: z.number().int(),
+        kind: z.string(),
+        label: z.string(),
+        callsite: z.string().optional(),
+      })
+      .optional()
+      .meta({ description: "The first entry that runs live" }),
+    runAgain: z
+      .array(
+        z.object({
+          seq: z.number().int(),
+          name: z.string(),
+          callId: z.string(),
+          callsite: z.string().optional(),
+        }),
+      )
+      .meta({
+        description:
+          "Reused calls without an outcome: they run again with their callId (a tool unsafe to repeat fails the fork)",
+      }),
+  })
+  .meta({ description: "What a fork does, computed as its worker will compute it" });
 
 export const ForkedRun = z.object({
   id: z.string(),
   status: z.literal("queued"),
   scriptHash: z.string(),
   parent: z.object({ runId: z.string(), seq: z.number().int() }),
+  preview: ForkPreview,
 });
+
+export const ForkDryRun = z.object({ dryRun: z.literal(true), preview: ForkPreview });

@@ -1,34 +1,40 @@
-import { shortForm, type CallEntry } from "@rewind/core";
 import { compileScript } from "@rewind/sandbox/compiler";
+import type { ForkPreview } from "@rewind/sdk";
 import { client } from "../client.js";
 import { dim } from "../format.js";
 
 /**
- * `rewind fork <run> --script fixed.ts [--at SEQ]`: starts the fork, prints its id on a line of its
- * own, then how many calls were reused and the first call that runs live.
+ * `rewind fork <run> --script fixed.ts [--at SEQ] [--dry-run]`: starts the fork and prints its id
+ * on a line of its own, then what it reuses and the first thing that runs live (the API computes
+ * this preview as the fork's worker will). With --dry-run, only the preview; nothing is stored.
  */
 export async function forkCommand(
   runId: string,
-  options: { script: string; at?: string },
+  options: { script: string; at?: string; dryRun?: boolean },
 ): Promise<number> {
   const script = await compileScript({ file: options.script });
-  const api = client();
   const at = options.at === undefined ? undefined : Number(options.at);
-  const fork = await api.runs.fork(runId, {
+  const fork = await client().runs.fork(runId, {
     script: { entry: script.entry, code: script.code, sourceMap: script.sourceMap },
     ...(at === undefined ? {} : { at }),
+    ...(options.dryRun ? { dryRun: true } : {}),
   });
-  process.stdout.write(`${fork.id}\n`);
-  // The worker builds the fork's journal on its first activation: wait for it, then report.
-  let entries = (await api.runs.journal(fork.id, 0)).entries;
-  for (let i = 0; i < 10 && entries.length <= 1; i++)
-    entries = (await api.runs.journal(fork.id, 0, "3s")).entries;
-  const calls = entries.filter((e): e is CallEntry => e.kind === "call");
-  const reused = calls.filter((c) => c.callId.startsWith(`${runId}/`));
-  const firstLive = calls.find((c) => !c.callId.startsWith(`${runId}/`));
-  process.stderr.write(
-    `${dim("reused")} ${reused.length} call${reused.length === 1 ? "" : "s"} of ${runId}\n` +
-      `${dim("live from")} ${firstLive ? `tools.${firstLive.name}(${shortForm(firstLive.args)}) at seq ${firstLive.seq}${firstLive.callsite ? ` (${firstLive.callsite})` : ""}` : "no live call yet"}\n`,
-  );
+  if (fork.id !== undefined) process.stdout.write(`${fork.id}\n`);
+  const out = options.dryRun ? process.stdout : process.stderr;
+  out.write(describe(runId, fork.preview, options.dryRun === true));
   return 0;
+}
+
+function describe(parent: string, preview: ForkPreview, dryRun: boolean): string {
+  const would = dryRun ? "would " : "";
+  const live = preview.firstLive;
+  const lines = [
+    `${dim(`${would}reuse`)} ${preview.reused} entries of ${parent}`,
+    `${dim(`${would}run live from`)} ${live ? `${live.label} at seq ${live.seq}${live.callsite ? ` (${live.callsite})` : ""}` : "the end of its history"}`,
+    ...preview.runAgain.map(
+      (call) =>
+        `${dim(`${would}run again`)} tools.${call.name}() at seq ${call.seq} (callId ${call.callId}): it was in flight in ${parent}`,
+    ),
+  ];
+  return `${lines.join("\n")}\n`;
 }

@@ -3,7 +3,10 @@ import type { z } from "zod";
 import { ring } from "../doorbell.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
-import { DEFAULT_TTL_MS, ForkRunBody, ForkedRun, RunIdParams } from "../schemas.js";
+import { previewFork } from "@rewind/executor";
+import { notFound } from "../errors.js";
+import { apiSandbox } from "../sandbox.js";
+import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "../schemas.js";
 import { storeScript } from "./runs.js";
 
 /**
@@ -30,9 +33,11 @@ export const forkRun = defineRoute({
   errors: [401, 404, 413, 422, 503],
   async handle({ params, body, namespace, reply }, ctx) {
     const parent = await findRun(ctx.store, namespace, params.id);
-    const [parentStart] = await ctx.store.readJournal(parent.id, 1);
-    const origin = parentStart as RunStartedEntry;
+    const parentJournal = await ctx.store.readJournal(parent.id);
+    const origin = parentJournal[0] as RunStartedEntry;
     const scriptHash = await storeScript(body.script, ctx);
+    const script = await ctx.store.getScript(scriptHash);
+    if (script === undefined) throw notFound(`The script ${scriptHash} is not stored`);
     const started: RunStartedEntry = {
       seq: 1,
       kind: "run.started",
@@ -46,6 +51,12 @@ export const forkRun = defineRoute({
       namespace,
       parent: { runId: parent.id, seq: body.at ?? 0 },
     };
+    // The preview replays the script against the parent exactly as the fork's worker will.
+    const preview = await previewFork(apiSandbox(), script, started, parentJournal, body.at);
+    if (body.dryRun === true) {
+      void reply.code(200);
+      return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;
+    }
     await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
     await ring(ctx, started.runId);
     void reply.code(201).header("Location", `/v1/runs/${started.runId}`);
@@ -54,6 +65,7 @@ export const forkRun = defineRoute({
       status: "queued",
       scriptHash,
       parent: started.parent!,
+      preview,
     } satisfies z.input<typeof ForkedRun>;
   },
 });

@@ -1,18 +1,16 @@
 import { z } from "zod";
 import { checkReplay } from "@rewind/executor";
-import { Sandbox } from "@rewind/sandbox";
 import { notFound } from "../errors.js";
+import { apiSandbox } from "../sandbox.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
 import { CreateRunBody, RunIdParams } from "../schemas.js";
 import { storeScript } from "./runs.js";
 
 export const ReplayBody = z.strictObject({
-  script: CreateRunBody.shape.script
-    .optional()
-    .meta({
-      description: "A corrected script to check against the run's history (default: the run's own)",
-    }),
+  script: CreateRunBody.shape.script.optional().meta({
+    description: "A corrected script to check against the run's history (default: the run's own)",
+  }),
 });
 
 export const ReplayCheck = z.object({
@@ -21,9 +19,6 @@ export const ReplayCheck = z.object({
   message: z.string().optional(),
   divergence: z.record(z.string(), z.unknown()).optional(),
 });
-
-/** The API's sandbox for replay checks: async, so a heavy script never stalls the API. */
-let sandbox: Sandbox | undefined;
 
 /**
  * Re-executes a script against a run's journal, calling nothing: does it match (or, with a
@@ -47,7 +42,7 @@ export const replayRun = defineRoute({
     const script = await ctx.store.getScript(hash);
     if (script === undefined) throw notFound(`The script ${hash} is not stored`);
     const journal = await ctx.store.readJournal(run.id);
-    const check = await checkReplay((sandbox ??= new Sandbox({ mode: "async" })), script, journal);
+    const check = await checkReplay(apiSandbox(), script, journal);
     return (
       check.matches
         ? { matches: true, entries: check.entries }
