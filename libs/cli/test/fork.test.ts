@@ -1,15 +1,10 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { defineToolset } from "@rewind/core";
-import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
-import { Rewind } from "@rewind/sdk";
+import { usePlatform } from "./platform-harness.js";
 
-const cli = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const toolset = defineToolset("prices", {
   price: async (args: { step: number }) => ({ cents: args.step * 100 }),
 });
@@ -23,52 +18,24 @@ export default async function main() {
   return total;
 }
 `;
-let dir: string;
-let platform: DevPlatform;
-beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-fork-cli-"));
-  platform = await startDevPlatform({
-    port: 0,
-    dataDir: path.join(dir, ".rewind"),
-    toolsets: [toolset],
-  });
-}, 60_000);
-afterAll(async () => {
-  await platform.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const rewind = (...args: string[]) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      {
-        cwd: dir,
-        timeout: 60_000,
-        env: { ...process.env, REWIND_URL: platform.url, REWIND_TOKEN: platform.token },
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+const h = usePlatform([toolset]);
 
 it("rewind fork prints the fork's id, the calls reused and the first live call", async () => {
-  const api = new Rewind({ url: platform.url, token: platform.token });
+  const api = h.api;
   const { id } = await api.runs.start({
     script: await compileScript({ source: script(true), filename: "p.ts" }),
     toolset: "prices",
   });
   expect(await api.runs.result(id, "20s")).toMatchObject({ status: "failed" });
-  const fixed = path.join(dir, "fixed.ts");
+  const fixed = path.join(h.dir, "fixed.ts");
   writeFileSync(fixed, script(false));
-  const preview = await rewind("fork", id, "--script", fixed, "--dry-run");
+  const preview = await h.rewind("fork", id, "--script", fixed, "--dry-run");
   expect(preview.code).toBe(0);
   expect(preview.stdout).toMatch(
     /would reuse 6 entries of run_\w+\nwould run live from call price\(\{ step: 4 \}\) at seq 8 \(fixed\.ts:5:\d+\)/,
   );
   expect((await api.runs.list()).runs).toHaveLength(1); // a dry run stores nothing
-  const { code, stdout, stderr } = await rewind("fork", id, "--script", fixed);
+  const { code, stdout, stderr } = await h.rewind("fork", id, "--script", fixed);
   expect(code).toBe(0);
   const forkId = stdout.trim();
   expect(forkId).toMatch(/^run_/);
@@ -79,11 +46,11 @@ it("rewind fork prints the fork's id, the calls reused and the first live call",
   expect(await api.runs.result(forkId, "20s")).toMatchObject({ status: "completed", result: 1500 });
 
   // runs show marks what the fork reused from its parent and what ran live.
-  const shown = await rewind("runs", "show", forkId);
+  const shown = await h.rewind("runs", "show", forkId);
   expect(shown.stdout).toMatch(/reused\s+6 entries of its parent/);
   expect(shown.stdout).toMatch(/\n7\s+reused\s+call\.result/);
   expect(shown.stdout).toMatch(/\n8\s+live\s+call\s+price\(\{ step: 4 \}\)/);
-  const json = JSON.parse((await rewind("runs", "show", forkId, "--json")).stdout) as {
+  const json = JSON.parse((await h.rewind("runs", "show", forkId, "--json")).stdout) as {
     reused: number;
     parent: { runId: string };
   };

@@ -1,15 +1,10 @@
-import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { defineToolset } from "@rewind/core";
-import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
-import { Rewind } from "@rewind/sdk";
+import { usePlatform } from "./platform-harness.js";
 
-const cli = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 const toolset = defineToolset("orders", {
   reserve: async (args: { sku: string }) => ({ held: args.sku }),
 });
@@ -28,17 +23,8 @@ export default async function main({ sku }: { sku: string }) {
   return reservation;
 }
 `;
-let dir: string;
-let platform: DevPlatform;
-
-beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-replay-all-"));
-  platform = await startDevPlatform({
-    port: 0,
-    dataDir: path.join(dir, ".rewind"),
-    toolsets: [toolset],
-  });
-  const api = new Rewind({ url: platform.url, token: platform.token });
+/** Five runs of the original script, each waiting for its payment. */
+const h = usePlatform([toolset], async ({ api }) => {
   const script = await compileScript({ source: ORIGINAL, filename: "order.ts" });
   for (let i = 0; i < 5; i++) {
     const { id } = await api.runs.start({ script, input: { sku: `sku-${i}` }, toolset: "orders" });
@@ -48,41 +34,22 @@ beforeAll(async () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
-}, 60_000);
-afterAll(async () => {
-  await platform.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
-const rewind = (...args: string[]) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      {
-        cwd: dir,
-        timeout: 60_000,
-        env: { ...process.env, REWIND_URL: platform.url, REWIND_TOKEN: platform.token },
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-
 it("gates a deploy: a refactor is compatible with every open run, a changed call is not", async () => {
-  const refactor = path.join(dir, "refactor.ts");
+  const refactor = path.join(h.dir, "refactor.ts");
   writeFileSync(refactor, REFACTOR);
-  const ok = await rewind("replay", "--all", "--script", refactor);
+  const ok = await h.rewind("replay", "--all", "--script", refactor);
   expect(ok.stderr).toContain("5 of 5 runs compatible with refactor.ts");
   expect(ok.code).toBe(0);
   expect(ok.stdout.trim().split("\n")).toHaveLength(5);
 
-  const changed = path.join(dir, "changed.ts");
+  const changed = path.join(h.dir, "changed.ts");
   writeFileSync(
     changed,
     ORIGINAL.replace("{ sku: input.sku }", "{ sku: input.sku.toUpperCase() }"),
   );
-  const bad = await rewind("replay", "--all", "--script", changed, "--status", "waiting");
+  const bad = await h.rewind("replay", "--all", "--script", changed, "--status", "waiting");
   expect(bad.code).toBe(1);
   expect(bad.stderr).toContain("0 of 5 runs compatible");
   expect(bad.stdout).toMatch(

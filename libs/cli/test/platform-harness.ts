@@ -1,0 +1,65 @@
+/**
+ * A real platform (`rewind dev` in this process, on PGlite in a temp folder) and the built CLI
+ * talking to it as a user's terminal would. The CLI runs asynchronously: this process serves it.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
+import type { Toolset } from "@rewind/core";
+import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import { Rewind } from "@rewind/sdk";
+
+const cli = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+
+export interface PlatformHarness {
+  /** The working folder the CLI runs in (scripts written by a test go here). */
+  readonly dir: string;
+  readonly api: Rewind;
+  rewind(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** Registers beforeAll/afterAll that start and stop the platform with these toolsets. */
+export function usePlatform(
+  toolsets: readonly Toolset[],
+  setup?: (h: PlatformHarness) => Promise<void>,
+): PlatformHarness {
+  let dir = "";
+  let platform: DevPlatform | undefined;
+  let api: Rewind | undefined;
+  const harness: PlatformHarness = {
+    get dir() {
+      return dir;
+    },
+    get api() {
+      return api!;
+    },
+    rewind: (...args) =>
+      new Promise((resolve) => {
+        execFile(
+          process.execPath,
+          [cli, ...args],
+          {
+            cwd: dir,
+            timeout: 60_000,
+            env: { ...process.env, REWIND_URL: platform!.url, REWIND_TOKEN: platform!.token },
+          },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+        );
+      }),
+  };
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "rewind-cli-"));
+    platform = await startDevPlatform({ port: 0, dataDir: path.join(dir, ".rewind"), toolsets });
+    api = new Rewind({ url: platform.url, token: platform.token });
+    await setup?.(harness);
+  }, 60_000);
+  afterAll(async () => {
+    await platform?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return harness;
+}
