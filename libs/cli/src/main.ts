@@ -107,6 +107,13 @@ program
   .option("--dry-run", "only show what the fork would reuse, run again and run live")
   .action(lazy(() => import("./commands/fork.js"), "forkCommand"));
 
+program
+  .command("mcp")
+  .description(
+    "agent tools (list_runs, get_run, replay_run, retry_run) over the Model Context Protocol on stdio",
+  )
+  .action(lazy(() => import("./commands/mcp.js"), "mcpCommand"));
+
 const cassette$ = () => import("./commands/cassette.js");
 program
   .command("cassette")

@@ -18,6 +18,10 @@ export interface PlatformHarness {
   /** The working folder the CLI runs in (scripts written by a test go here). */
   readonly dir: string;
   readonly api: Rewind;
+  /** The environment the CLI runs with: REWIND_URL and REWIND_TOKEN of this platform. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The built CLI's entry point (`node <cli> …`). */
+  readonly cli: string;
   rewind(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
@@ -36,6 +40,10 @@ export function usePlatform(
     get api() {
       return api!;
     },
+    get env() {
+      return { ...process.env, REWIND_URL: platform!.url, REWIND_TOKEN: platform!.token };
+    },
+    cli,
     rewind: (...args) =>
       new Promise((resolve) => {
         execFile(
@@ -44,7 +52,7 @@ export function usePlatform(
           {
             cwd: dir,
             timeout: 60_000,
-            env: { ...process.env, REWIND_URL: platform!.url, REWIND_TOKEN: platform!.token },
+            env: harness.env,
           },
           (error, stdout, stderr) =>
             resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),

@@ -89,7 +89,7 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
     const failure = error as esbuild.BuildFailure;
     const messages = (failure.errors ?? []).map(
       (m) =>
-        `${m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : ""}${m.text}`,
+        `${m.location ? `${m.location.file.replace(/^rewind-entry:/, "")}:${m.location.line}:${m.location.column + 1}: ` : ""}${m.text}`,
     );
     throw new RewindError(
       "COMPILE_ERROR",
