@@ -42,6 +42,13 @@ export interface SandboxOptions {
    * then about ten times faster, and the event loop is never held longer than one slice.
    */
   replaySliceMs?: number;
+  /**
+   * TEST ONLY: JavaScript evaluated in each run's context after the runtime and before the
+   * script, to play a platform bug (a global that returns something else than it did when the
+   * run was recorded) in tests of divergence and quarantine. Only the host's own options set it:
+   * no script can reach it. Never set it in a service.
+   */
+  testOnlyPlatformBug?: string;
 }
 
 /**
@@ -65,6 +72,7 @@ const DEFAULTS: Required<SandboxOptions> = {
   runsPerIsolate: 256,
   mode: "sync",
   replaySliceMs: 50,
+  testOnlyPlatformBug: "",
 };
 
 class IsolateSlot {
@@ -127,6 +135,8 @@ export class Sandbox {
         }),
       ]);
       host.release();
+      if (this.options.testOnlyPlatformBug !== "")
+        slot.isolate.compileScriptSync(this.options.testOnlyPlatformBug).runSync(context);
       instance.load(slot.script(script));
     } catch (error) {
       instance.dispose();

@@ -2,3 +2,15 @@ export { Sandbox, ScriptInstance, ReplaySliceExceeded, type SandboxOptions } fro
 export { compileScript, type CompiledScript, type ScriptSource } from "./compiler.js";
 export { guestBundle, type GuestBundle } from "./guest-bundle.js";
 export { SourceMapper } from "./source-map.js";
+export {
+  EPOCHS,
+  SUPPORTED_EPOCHS,
+  CURRENT_EPOCH,
+  findEpoch,
+  currentEnvironment,
+  epochSupport,
+  type EpochRelease,
+  type EpochEnvironment,
+  type EpochSupport,
+  type ReplayOptions,
+} from "./epochs.js";

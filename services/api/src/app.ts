@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
+import { CURRENT_EPOCH } from "@rewind/sandbox";
 import type { Store } from "@rewind/store";
 import type { ApiContext, ApiLog } from "./context.js";
 import type { Doorbell } from "./doorbell.js";
@@ -30,7 +31,7 @@ export interface ApiOptions {
   changes?: RunChanges;
   /** Default: 100 ms, or 1 s when `changes` is given. */
   pollMs?: number;
-  /** The determinism epoch new runs are created on (default 1). */
+  /** The determinism epoch new runs are created on (default: this build's newest). */
   epoch?: number;
   /** The largest request body, in bytes (default 8 MiB). */
   bodyLimit?: number;
@@ -68,7 +69,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     doorbell: options.doorbell,
     changes: options.changes ?? POLL_ONLY,
     version: options.version,
-    epoch: options.epoch ?? 1,
+    epoch: options.epoch ?? CURRENT_EPOCH,
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
