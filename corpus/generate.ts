@@ -1,0 +1,116 @@
+/**
+ * Records the corpus of a determinism epoch: each script of corpus/scripts/ run once by the real
+ * engine (runInProcess, as `rewind exec --journal` does), written to corpus/epoch-N/ as
+ *   <name>.ts           the script, as it was recorded
+ *   <name>.script.json  its compiled form (what a run's scriptHash names and what replays run)
+ *   <name>.jsonl        its journal file
+ * plus manifest.json. CI replays every supported epoch's corpus and requires an exact match
+ * (libs/executor/test/corpus.test.ts).
+ *
+ * NEVER run it for a released epoch: a released corpus is what that epoch's runs look like, and
+ * regenerating it would only hide a change that breaks them. It refuses to overwrite a folder.
+ * Run it once, when an epoch is released (the epoch must be this build's CURRENT_EPOCH):
+ *
+ *   npx turbo run build && node --import ./load-tests/register.mjs corpus/generate.ts <epoch>
+ */
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Json } from "@rewind/core";
+import { runInProcess, type ScheduledSignal } from "@rewind/executor";
+import { toJournalFile } from "@rewind/journal";
+import { CURRENT_EPOCH, Sandbox, compileScript } from "@rewind/sandbox";
+import tools from "./scripts/tools.js";
+
+interface Case {
+  name: string;
+  input?: Json;
+  signals?: ScheduledSignal[];
+  /** Virtual ms a call takes, by tool name (default 0). */
+  latency?: Record<string, number>;
+  /** The status the recorded run must reach. */
+  expect: "completed" | "failed" | "waiting";
+}
+
+const CASES: Case[] = [
+  { name: "clock", latency: { echo: 250 }, expect: "completed" },
+  { name: "random", expect: "completed" },
+  { name: "timers", expect: "completed" },
+  { name: "races", latency: { echo: 5_000, add: 100 }, expect: "completed" },
+  {
+    name: "signals",
+    signals: [
+      { afterMs: 60_000, name: "approval", payload: { approved: true } },
+      { afterMs: 2 * 3_600_000, name: "late", payload: "too late" },
+      { afterMs: 3_600_000 * 30, name: "early", payload: { n: 7 } },
+      { afterMs: 3 * 86_400_000, name: "go" },
+    ],
+    expect: "completed",
+  },
+  { name: "output", input: { name: "Ada" }, expect: "completed" },
+  { name: "errors", input: { orderId: "A-17" }, expect: "failed" },
+  { name: "uncaught-call-error", expect: "failed" },
+  {
+    name: "large-values",
+    input: { fill: "rewind " },
+    signals: [{ afterMs: 1_000, name: "upload", payload: { blob: "b".repeat(80 * 1024) } }],
+    expect: "completed",
+  },
+  { name: "fetch", expect: "completed" },
+  { name: "intl", expect: "completed" },
+  { name: "verdicts", expect: "failed" },
+  { name: "waiting", input: { customer: "Grace" }, expect: "waiting" },
+];
+
+/** One fixed seed per epoch's corpus: the journals depend on nothing but the platform. */
+const SEED = "c0ffee".padEnd(64, "0");
+
+async function main(): Promise<void> {
+  const epoch = Number(process.argv[2]);
+  if (!Number.isInteger(epoch) || epoch < 1)
+    throw new Error("usage: generate.ts <epoch> (the epoch being released)");
+  if (epoch !== CURRENT_EPOCH)
+    throw new Error(
+      `epoch ${epoch} is not this build's CURRENT_EPOCH (${CURRENT_EPOCH}): a corpus is recorded by the build that releases its epoch`,
+    );
+  const root = path.dirname(fileURLToPath(import.meta.url));
+  const out = path.join(root, `epoch-${epoch}`);
+  if (existsSync(out))
+    throw new Error(
+      `${out} exists: a released epoch's corpus is never regenerated. Release a new epoch instead`,
+    );
+  mkdirSync(out);
+  const sandbox = new Sandbox();
+  const manifest = [];
+  try {
+    for (const c of CASES) {
+      copyFileSync(path.join(root, "scripts", `${c.name}.ts`), path.join(out, `${c.name}.ts`));
+      const script = await compileScript({ file: path.join(out, `${c.name}.ts`) });
+      const latency = c.latency ?? {};
+      const result = await runInProcess({
+        script,
+        sandbox,
+        toolset: tools,
+        input: c.input ?? null,
+        seed: SEED,
+        epoch,
+        signals: c.signals ?? [],
+        latency: (call) => latency[call.name] ?? 0,
+      });
+      if (result.status !== c.expect)
+        throw new Error(`${c.name} ended ${result.status}, expected ${c.expect}`);
+      writeFileSync(path.join(out, `${c.name}.script.json`), `${JSON.stringify(script)}\n`);
+      writeFileSync(path.join(out, `${c.name}.jsonl`), toJournalFile(result.journal));
+      manifest.push({ name: c.name, status: result.status, entries: result.journal.length });
+      process.stdout.write(`${c.name}: ${result.status}, ${result.journal.length} entries\n`);
+    }
+  } finally {
+    sandbox.dispose();
+  }
+  writeFileSync(
+    path.join(out, "manifest.json"),
+    `${JSON.stringify({ epoch, recorded: new Date().toISOString().slice(0, 10), cases: manifest }, null, 2)}\n`,
+  );
+}
+
+await main();
