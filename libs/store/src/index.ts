@@ -11,6 +11,14 @@ export type {
   ListRunsFilter,
 } from "./store.js";
 export { ENDED_STATUSES } from "./store.js";
+export type {
+  QuarantineAction,
+  QuarantineRequest,
+  NewQuarantineRequest,
+  QuarantinedRun,
+  QuarantineCount,
+  EpochRunCount,
+} from "./quarantine.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";

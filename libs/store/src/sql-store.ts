@@ -11,6 +11,14 @@ import {
   type EncodedValue,
   type EntryRow,
 } from "./encoding.js";
+import * as quarantine from "./quarantine.js";
+import type {
+  EpochRunCount,
+  NewQuarantineRequest,
+  QuarantineCount,
+  QuarantineRequest,
+  QuarantinedRun,
+} from "./quarantine.js";
 import * as schema from "./schema.js";
 import type { SqlClient } from "./sql.js";
 import type {
@@ -235,7 +243,8 @@ export class SqlStore implements Store {
       name: string | null;
       payload_ref: string;
     }>(
-      "SELECT id, kind, name, payload_ref FROM rw_inbox WHERE run_id = $1 AND consumed_seq IS NULL ORDER BY id",
+      // Signals and cancels only: operators' requests about a quarantined run are the quarantine service's.
+      "SELECT id, kind, name, payload_ref FROM rw_inbox WHERE run_id = $1 AND consumed_seq IS NULL AND kind IN ('signal', 'cancel') ORDER BY id",
       [runId],
     );
     const values = await this.loadValues(rows.map((r) => r.payload_ref));
@@ -251,7 +260,8 @@ export class SqlStore implements Store {
   async runsWithPendingInbox(limit: number): Promise<string[]> {
     const rows = await this.sql.query<{ run_id: string }>(
       `SELECT DISTINCT i.run_id FROM rw_inbox i JOIN rw_runs r ON r.id = i.run_id
-        WHERE i.consumed_seq IS NULL AND r.ended_at IS NULL AND r.status <> 'quarantined' LIMIT $1`,
+        WHERE i.consumed_seq IS NULL AND i.kind IN ('signal', 'cancel') AND r.ended_at IS NULL
+          AND r.status <> 'quarantined' LIMIT $1`,
       [limit],
     );
     return rows.map((r) => r.run_id);
@@ -285,6 +295,59 @@ export class SqlStore implements Store {
     for (const orphan of orphans)
       if (orphan.blob_key !== null) await this.blobs.delete(orphan.blob_key);
     return { runs: runs.length, values: orphans.length };
+  }
+
+  // ---- quarantine (the queries are in quarantine.ts)
+
+  async identify(token: string): Promise<{ namespace: string; label: string } | undefined> {
+    const rows = await this.sql.query<{ namespace: string; label: string }>(
+      "SELECT namespace, label FROM rw_api_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
+      [hashToken(token)],
+    );
+    return rows[0];
+  }
+
+  addQuarantineRequest(runId: string, request: NewQuarantineRequest): Promise<number> {
+    return quarantine.addQuarantineRequest(this.sql, runId, request);
+  }
+
+  pendingQuarantineRequests(
+    limit: number,
+    runIds?: readonly string[],
+  ): Promise<QuarantineRequest[]> {
+    return quarantine.pendingQuarantineRequests(this.sql, limit, runIds);
+  }
+
+  dismissQuarantineRequests(runId: string, ids: readonly number[], seq: number): Promise<void> {
+    return quarantine.dismissQuarantineRequests(this.sql, runId, ids, seq);
+  }
+
+  async commitRelease(append: RunAppend, epoch: number): Promise<AppendOutcome> {
+    const encoded = await this.encodeAppend(append);
+    // The epoch moves only with the entry that says so: both commit, or neither.
+    return this.sql.transaction(async (tx) => {
+      const rows = await tx.query<{ results: AppendOutcome[] }>(
+        "SELECT rw_commit($1::jsonb) AS results",
+        [JSON.stringify([encoded])],
+      );
+      const outcome = rows[0]!.results[0] ?? "lease_lost";
+      if (outcome === "ok")
+        await tx.query("UPDATE rw_runs SET epoch = $2 WHERE id = $1", [append.lease.runId, epoch]);
+      return outcome;
+    });
+  }
+
+  async listQuarantined(filter: Omit<ListRunsFilter, "status">): Promise<QuarantinedRun[]> {
+    const runs = await this.listRuns({ ...filter, status: "quarantined" });
+    return quarantine.withReports(this.sql, runs);
+  }
+
+  quarantineCounts(): Promise<QuarantineCount[]> {
+    return quarantine.quarantineCounts(this.sql);
+  }
+
+  openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]> {
+    return quarantine.openRunsByEpoch(this.sql, namespace);
   }
 
   // ---- values

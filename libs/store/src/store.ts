@@ -1,4 +1,11 @@
 import type { ErrorData, Json, JournalEntry, RunStartedEntry } from "@rewind/core";
+import type {
+  EpochRunCount,
+  NewQuarantineRequest,
+  QuarantineCount,
+  QuarantineRequest,
+  QuarantinedRun,
+} from "./quarantine.js";
 
 export type RunStatus =
   "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
@@ -132,4 +139,26 @@ export interface Store {
 
   /** Deletes runs whose TTL has passed, and values no run refers to any more. */
   deleteExpired(now: Date): Promise<{ runs: number; values: number }>;
+
+  // ---- quarantine (quarantine.ts)
+
+  /** Who holds an API token (its namespace and label), or undefined for an unknown or revoked one. */
+  identify(token: string): Promise<{ namespace: string; label: string } | undefined>;
+  /** An operator's request about a quarantined run; only the quarantine service acts on it. */
+  addQuarantineRequest(runId: string, request: NewQuarantineRequest): Promise<number>;
+  /** Requests not yet acted on, oldest first (about these runs, or any). */
+  pendingQuarantineRequests(
+    limit: number,
+    runIds?: readonly string[],
+  ): Promise<QuarantineRequest[]>;
+  /** Marks requests that no longer apply as handled, with no journal entry (no lease needed). */
+  dismissQuarantineRequests(runId: string, ids: readonly number[], seq: number): Promise<void>;
+  /** Appends (a run.released entry) and moves the run to `epoch`, in one fenced commit. */
+  commitRelease(append: RunAppend, epoch: number): Promise<AppendOutcome>;
+  /** The namespace's quarantined runs, newest first, each with its latest report. */
+  listQuarantined(filter: Omit<ListRunsFilter, "status">): Promise<QuarantinedRun[]>;
+  /** Quarantined runs by epoch and reason, across namespaces: the operators' gauge. */
+  quarantineCounts(): Promise<QuarantineCount[]>;
+  /** Runs that have not ended, by epoch and status (of one namespace, or all). */
+  openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]>;
 }

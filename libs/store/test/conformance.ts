@@ -8,6 +8,7 @@ import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
 import { checkSchema, type SqlClient, type Store } from "../src/index.js";
+import { quarantineConformance } from "./quarantine-conformance.js";
 
 export interface Backend {
   open(): Promise<{
@@ -347,6 +348,8 @@ export function conformance(name: string, backend: Backend): void {
       // countBlobs rejects if retention removed the blob store itself rather than its blobs.
       expect(await countBlobs()).toBeLessThan(blobsBefore);
     });
+
+    quarantineConformance(() => store);
 
     it("refuses a database whose schema is newer than this build", async () => {
       await sql.query(
