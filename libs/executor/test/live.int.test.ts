@@ -156,7 +156,7 @@ describe("the live executor over Postgres", () => {
     await first.exec.close(); // the process goes away; the timer is a row
 
     const second = executor(toolset, "w3-b");
-    const wake = new WakeUp(store, (id) => second.exec.activate(id), 50);
+    const wake = new WakeUp(store, (r) => second.exec.activate(r.runId), { pollMs: 50 });
     wake.start();
     await until(async () => (await store.getRun(runId))?.status === "completed");
     expect((await store.getRun(runId))?.result).toBe(true);
@@ -173,7 +173,7 @@ describe("the live executor over Postgres", () => {
     await until(() => seen.some((s) => s.tool === "slow"));
     // The process dies mid-call: no close, its lease is still held. A new incarnation steals it.
     const recovered = executor(toolset, "w4-b", { stealLeases: true });
-    await new WakeUp(store, (id) => recovered.exec.activate(id)).recover();
+    await new WakeUp(store, (r) => recovered.exec.activate(r.runId)).recover();
     release();
     await until(async () => (await store.getRun(runId))?.status === "completed");
     const slowCalls = seen.filter((s) => s.tool === "slow");

@@ -162,7 +162,7 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
         );
 
         const rescuer = executor(`rescuer-${point}-${occurrence}`);
-        const wake = new WakeUp(store, (id) => rescuer.activate(id), 10);
+        const wake = new WakeUp(store, (r) => rescuer.activate(r.runId), { pollMs: 10 });
         await wake.recover();
         wake.start();
         await until(() => ended(runId)).catch(async (error: Error) => {

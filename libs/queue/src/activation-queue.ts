@@ -1,17 +1,38 @@
+/** "Run R has something to process", and where that is best done. */
+export interface Activation {
+  runId: string;
+  /** The run's determinism epoch: only workers that support it may replay it. */
+  epoch: number;
+  /** The worker holding the run hot (its lease owner), if any: its next activation goes there. */
+  holder?: string;
+}
+
+export interface ConsumeOptions {
+  /** Activations handled at once from the shared queues (default 64). */
+  concurrency?: number;
+  /** The epochs this consumer supports: it takes activations from those epochs' queues only. */
+  epochs?: readonly number[];
+  /** This consumer's name (its lease owner): activations of runs it holds hot come straight here. */
+  holder?: string;
+}
+
 /**
  * The doorbell: "run R has something to process". Redis is a doorbell, not a store (DESIGN §1.1):
  * a ring may be lost (a flushed Redis, a ring that lands while R is being activated) and nothing
- * is lost with it, because a reconciler re-rings every run whose inbox or timers are waiting.
+ * is lost with it, because a reconciler re-rings every run whose inbox or timers are waiting and
+ * every run whose owner is gone.
  */
 export interface ActivationQueue {
   /** Asks for an activation of the run; rings while one is already waiting collapse into it. */
-  ring(runId: string): Promise<void>;
-  /** Starts handing activations to `handler`, at most `concurrency` at a time. */
-  consume(handler: (runId: string) => Promise<void>, concurrency?: number): void;
+  ring(activation: Activation): Promise<void>;
+  /** Starts handing activations to `handler`. */
+  consume(handler: (runId: string) => Promise<void>, options?: ConsumeOptions): void;
+  /** Takes no more activations (those being handled finish); rings still go out. */
+  stopConsuming(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The embedded default: activations in this process, no Redis. */
+/** The embedded default: activations in this process, no Redis (one worker: no routing). */
 export class InProcessQueue implements ActivationQueue {
   private handler: ((runId: string) => Promise<void>) | undefined;
   private readonly waiting = new Set<string>();
@@ -20,17 +41,21 @@ export class InProcessQueue implements ActivationQueue {
   private concurrency = 64;
   private closed = false;
 
-  async ring(runId: string): Promise<void> {
+  async ring({ runId }: Activation): Promise<void> {
     if (this.closed || this.waiting.has(runId)) return;
     this.waiting.add(runId);
     this.queue.push(runId);
     this.pump();
   }
 
-  consume(handler: (runId: string) => Promise<void>, concurrency = 64): void {
+  consume(handler: (runId: string) => Promise<void>, options: ConsumeOptions = {}): void {
     this.handler = handler;
-    this.concurrency = concurrency;
+    this.concurrency = options.concurrency ?? 64;
     this.pump();
+  }
+
+  async stopConsuming(): Promise<void> {
+    this.handler = undefined;
   }
 
   async close(): Promise<void> {

@@ -1,28 +1,43 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { RewindError } from "@rewind/core";
-import type { ActivationQueue } from "./activation-queue.js";
+import type { Activation, ActivationQueue, ConsumeOptions } from "./activation-queue.js";
 
 export interface BullMqOptions {
   redisUrl: string;
   /** Key prefix: tests use their own, so they run in parallel and leave nothing behind. */
   prefix?: string;
-  /** Runs of one determinism epoch share a queue; a worker listens to its epochs' queues. */
-  epoch?: number;
+  /**
+   * How long a hot run's activation waits for the worker holding it before any worker of its
+   * epoch may take it (and replay it cold). Default 2 s.
+   */
+  stickyTimeoutMs?: number;
 }
 
 /**
- * Activations on BullMQ. A job's id is the run's id, so rings while a job is waiting collapse
- * into it; jobs are removed when done, so the next ring makes a new one. Redis must keep every
- * key it is given (maxmemory-policy noeviction): an evicted job would be a silently lost ring.
+ * Activations on BullMQ: one queue per determinism epoch, plus sticky delivery to the worker that
+ * holds a run hot.
+ *
+ * A job's id is the run's id, so rings while a job is waiting collapse into it; jobs are removed
+ * when done, so the next ring makes a new one. Redis must keep every key it is given
+ * (maxmemory-policy noeviction): an evicted job would be a silently lost ring.
+ *
+ * Sticky delivery is a Redis channel per worker, not a queue: PUBLISH says at once whether the
+ * holder is still listening (a dead worker's queue would keep its jobs forever, waiting for no
+ * one). Because a message can be lost (the holder stalls, Redis restarts), each sticky ring also
+ * leaves a delayed job on the epoch's queue; the holder cancels it when it takes the message, and
+ * otherwise any worker takes it after `stickyTimeoutMs`. A duplicate activation is harmless: the
+ * run's lease lets only its owner append.
  */
 export class BullMqQueue implements ActivationQueue {
-  private worker: Worker | undefined;
+  private readonly queues = new Map<number, Queue>();
+  private readonly workers: Worker[] = [];
+  private subscriber: Redis | undefined;
 
   private constructor(
     private readonly connection: Redis,
-    private readonly queue: Queue,
-    private readonly options: Required<Omit<BullMqOptions, "redisUrl">>,
+    private readonly prefix: string,
+    private readonly stickyTimeoutMs: number,
   ) {}
 
   static async connect(options: BullMqOptions): Promise<BullMqQueue> {
@@ -42,37 +57,87 @@ export class BullMqQueue implements ActivationQueue {
         `Could not reach Redis at ${options.redisUrl} (${(error as Error).message}): start it, or unset REDIS_URL to use the in-process queue`,
       );
     }
-    const settings = { prefix: options.prefix ?? "rewind", epoch: options.epoch ?? 1 };
-    const queue = new Queue(queueName(settings.epoch), { connection, prefix: settings.prefix });
-    return new BullMqQueue(connection, queue, settings);
-  }
-
-  async ring(runId: string): Promise<void> {
-    await this.queue.add(
-      "activate",
-      { runId },
-      { jobId: runId, removeOnComplete: true, removeOnFail: true },
+    return new BullMqQueue(
+      connection,
+      options.prefix ?? "rewind",
+      options.stickyTimeoutMs ?? 2_000,
     );
   }
 
-  consume(handler: (runId: string) => Promise<void>, concurrency = 64): void {
-    this.worker = new Worker(
-      queueName(this.options.epoch),
-      async (job) => handler((job.data as { runId: string }).runId),
-      { connection: this.connection.duplicate(), prefix: this.options.prefix, concurrency },
-    );
-    this.worker.on("error", () => {}); // connection trouble: BullMQ reconnects by itself
+  async ring({ runId, epoch, holder }: Activation): Promise<void> {
+    const queue = this.queue(epoch);
+    const once = { removeOnComplete: true, removeOnFail: true };
+    if (holder !== undefined) {
+      await queue.add(
+        "activate",
+        { runId },
+        { ...once, jobId: fallbackId(runId), delay: this.stickyTimeoutMs },
+      );
+      if ((await this.connection.publish(this.channel(holder), runId)) > 0) return;
+      await queue.remove(fallbackId(runId)); // no one listens there: the holder is gone
+    }
+    await queue.add("activate", { runId }, { ...once, jobId: runId });
+  }
+
+  consume(handler: (runId: string) => Promise<void>, options: ConsumeOptions = {}): void {
+    for (const epoch of options.epochs ?? [1]) {
+      this.queue(epoch); // to cancel sticky fallbacks on it
+      const worker = new Worker(
+        queueName(epoch),
+        async (job) => handler((job.data as { runId: string }).runId),
+        {
+          connection: this.connection.duplicate(),
+          prefix: this.prefix,
+          concurrency: options.concurrency ?? 64,
+        },
+      );
+      worker.on("error", () => {}); // connection trouble: BullMQ reconnects by itself
+      this.workers.push(worker);
+    }
+    if (options.holder === undefined) return;
+    this.subscriber = this.connection.duplicate();
+    this.subscriber.on("error", () => {}); // reconnects by itself; fallbacks cover lost messages
+    void this.subscriber.subscribe(this.channel(options.holder)).catch(() => {});
+    this.subscriber.on("message", (_channel: string, runId: string) => {
+      // Taken here: the fallback is not needed (if it already started elsewhere, the lease decides).
+      for (const queue of this.queues.values())
+        void queue.remove(fallbackId(runId)).catch(() => {});
+      void handler(runId).catch(() => {});
+    });
+  }
+
+  async stopConsuming(): Promise<void> {
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+    await Promise.all(this.workers.splice(0).map((worker) => worker.close()));
   }
 
   async close(): Promise<void> {
-    await this.worker?.close();
-    await this.queue.close();
+    await this.stopConsuming();
+    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
     this.connection.disconnect();
+  }
+
+  private queue(epoch: number): Queue {
+    let queue = this.queues.get(epoch);
+    if (queue === undefined) {
+      queue = new Queue(queueName(epoch), { connection: this.connection, prefix: this.prefix });
+      this.queues.set(epoch, queue);
+    }
+    return queue;
+  }
+
+  private channel(holder: string): string {
+    return `${this.prefix}:sticky:${holder}`;
   }
 }
 
 function queueName(epoch: number): string {
   return `activations-epoch-${epoch}`;
+}
+
+function fallbackId(runId: string): string {
+  return `${runId}.sticky-fallback`;
 }
 
 /** Refuses a Redis that may evict keys: a lost job is a lost ring, silently. */

@@ -1,2 +1,7 @@
-export { InProcessQueue, type ActivationQueue } from "./activation-queue.js";
+export {
+  InProcessQueue,
+  type Activation,
+  type ActivationQueue,
+  type ConsumeOptions,
+} from "./activation-queue.js";
 export { BullMqQueue, checkEvictionPolicy, type BullMqOptions } from "./bullmq-queue.js";

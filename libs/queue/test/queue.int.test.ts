@@ -21,17 +21,19 @@ async function until(check: () => boolean, ms = 5_000): Promise<void> {
   }
 }
 
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe("the in-process queue", () => {
   it("collapses rings while one waits, and hands each run to the handler", async () => {
     const queue = new InProcessQueue();
-    await queue.ring("a");
-    await queue.ring("a");
-    await queue.ring("b");
+    await queue.ring({ runId: "a", epoch: 1 });
+    await queue.ring({ runId: "a", epoch: 1 });
+    await queue.ring({ runId: "b", epoch: 1 });
     const seen: string[] = [];
     queue.consume(async (runId) => void seen.push(runId));
     await until(() => seen.length === 2);
     expect(seen).toEqual(["a", "b"]);
-    await queue.ring("a");
+    await queue.ring({ runId: "a", epoch: 1 });
     await until(() => seen.length === 3);
     await queue.close();
   });
@@ -39,25 +41,76 @@ describe("the in-process queue", () => {
 
 describe("the BullMQ queue on a real Redis", () => {
   it("delivers rings as activations; rings while one waits collapse; a flushed Redis loses only rings", async () => {
-    const queue = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix, epoch: 1 });
-    for (let i = 0; i < 3; i++) await queue.ring("run-a");
-    await queue.ring("run-b");
+    const queue = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix });
+    for (let i = 0; i < 3; i++) await queue.ring({ runId: "run-a", epoch: 1 });
+    await queue.ring({ runId: "run-b", epoch: 1 });
     const seen: string[] = [];
-    queue.consume(async (runId) => void seen.push(runId), 4);
+    queue.consume(async (runId) => void seen.push(runId), { concurrency: 4 });
     await until(() => seen.length >= 2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await pause(200);
     expect(seen.sort()).toEqual(["run-a", "run-b"]);
 
     // A done job is gone: the next ring is a new activation.
-    await queue.ring("run-a");
+    await queue.ring({ runId: "run-a", epoch: 1 });
     await until(() => seen.length === 3);
 
     // Its keys wiped (as FLUSHALL would): rings made later still arrive.
     const keys = await admin.keys(`${prefix}*`);
     if (keys.length > 0) await admin.del(...keys);
-    await queue.ring("run-c");
+    await queue.ring({ runId: "run-c", epoch: 1 });
     await until(() => seen.includes("run-c"), 10_000);
     await queue.close();
+  });
+
+  it("gives each epoch its own queue: a worker takes only the epochs it supports", async () => {
+    const p = `${prefix}-epochs`;
+    const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const old = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const next = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const seen: string[] = [];
+    old.consume(async (runId) => void seen.push(`1:${runId}`), { epochs: [1] });
+    next.consume(async (runId) => void seen.push(`2:${runId}`), { epochs: [2] });
+    await api.ring({ runId: "run-old", epoch: 1 });
+    await api.ring({ runId: "run-new", epoch: 2 });
+    await api.ring({ runId: "run-later", epoch: 3 }); // no worker supports epoch 3: it waits
+    await until(() => seen.length === 2);
+    await pause(300);
+    expect(seen.sort()).toEqual(["1:run-old", "2:run-new"]);
+    const waiting = await admin.llen(`${p}:activations-epoch-3:wait`);
+    expect(waiting).toBe(1);
+    await Promise.all([api.close(), old.close(), next.close()]);
+  });
+
+  it("sends a hot run's activation to its holder, and to anyone when the holder is gone", async () => {
+    const p = `${prefix}-sticky`;
+    const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p, stickyTimeoutMs: 500 });
+    const holder = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const other = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const seen: string[] = [];
+    holder.consume(async (runId) => void seen.push(`holder:${runId}`), { holder: "worker-h" });
+    other.consume(async (runId) => void seen.push(`other:${runId}`), { holder: "worker-o" });
+    await pause(200); // subscriptions in place
+
+    // Held hot: straight to the holder, and its fallback job is cancelled (nothing else runs it).
+    await api.ring({ runId: "run-hot", epoch: 1, holder: "worker-h" });
+    await until(() => seen.length === 1);
+    await pause(900);
+    expect(seen).toEqual(["holder:run-hot"]);
+
+    // The holder is gone: the activation goes to the shared queue at once.
+    await holder.close();
+    const before = Date.now();
+    await api.ring({ runId: "run-orphan", epoch: 1, holder: "worker-h" });
+    await until(() => seen.includes("other:run-orphan"));
+    expect(Date.now() - before).toBeLessThan(450);
+
+    // The holder listens but never takes it (stalled): the fallback fires after the timeout.
+    const stalled = admin.duplicate();
+    await stalled.subscribe(`${p}:sticky:worker-stalled`);
+    await api.ring({ runId: "run-stalled", epoch: 1, holder: "worker-stalled" });
+    await until(() => seen.includes("other:run-stalled"), 5_000);
+    stalled.disconnect();
+    await Promise.all([api.close(), other.close()]);
   });
 
   it("refuses a Redis that may evict keys, saying how to fix it", async () => {

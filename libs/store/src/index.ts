@@ -2,6 +2,7 @@ export type {
   Store,
   StoredScript,
   RunRecord,
+  RunRoute,
   RunStatus,
   Lease,
   RunAppend,

@@ -29,6 +29,7 @@ import type {
   ListRunsFilter,
   RunAppend,
   RunRecord,
+  RunRoute,
   RunStatus,
   Store,
   StoredScript,
@@ -170,16 +171,17 @@ export class SqlStore implements Store {
     runId: string,
     owner: string,
     ttlMs: number,
-    options: { steal?: boolean } = {},
+    options: { steal?: boolean; epochs?: readonly number[] } = {},
   ): Promise<Lease | undefined> {
     const rows = await this.sql.query<{ token: string; last_seq: number; attempts: number }>(
       `UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
               lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
         WHERE id = $1 AND ended_at IS NULL
           AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
+          AND ($5::integer[] IS NULL OR epoch = ANY($5))
         RETURNING lease_token AS token, attempts,
                   (SELECT max(seq) FROM rw_journal WHERE run_id = $1) AS last_seq`,
-      [runId, owner, ttlMs, options.steal === true],
+      [runId, owner, ttlMs, options.steal === true, options.epochs ?? null],
     );
     const row = rows[0];
     return row === undefined
@@ -274,6 +276,33 @@ export class SqlStore implements Store {
       [now, limit],
     );
     return rows.map((r) => ({ runId: r.run_id, timerSeq: r.timer_seq, dueAt: Number(r.due_at) }));
+  }
+
+  async strandedRuns(limit: number, idleMs: number): Promise<string[]> {
+    const rows = await this.sql.query<{ id: string }>(
+      `SELECT id FROM rw_runs
+        WHERE ended_at IS NULL AND status IN ('queued', 'running')
+          AND (lease_owner IS NULL OR lease_expires_at < now())
+          AND updated_at < now() - $2 * interval '1 millisecond'
+          AND (lease_expires_at IS NULL OR lease_expires_at < now() - $2 * interval '1 millisecond')
+        LIMIT $1`,
+      [limit, idleMs],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async routes(runIds: readonly string[]): Promise<RunRoute[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.sql.query<{ id: string; epoch: number; holder: string | null }>(
+      `SELECT id, epoch, CASE WHEN lease_expires_at > now() THEN lease_owner END AS holder
+         FROM rw_runs WHERE id = ANY($1)`,
+      [runIds],
+    );
+    return rows.map((row) => ({
+      runId: row.id,
+      epoch: row.epoch,
+      ...(row.holder !== null ? { holder: row.holder } : {}),
+    }));
   }
 
   async openRuns(limit: number, afterId = ""): Promise<{ id: string; status: RunStatus }[]> {
@@ -484,6 +513,8 @@ export class SqlStore implements Store {
     if (row.error !== null) record.error = row.error as ErrorData;
     if (row.endedAt !== null) record.endedAt = row.endedAt;
     if (row.expiresAt !== null) record.expiresAt = row.expiresAt;
+    if (row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > new Date())
+      record.holder = row.leaseOwner;
     return record;
   }
 }

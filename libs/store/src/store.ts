@@ -34,6 +34,15 @@ export interface RunRecord {
   updatedAt: Date;
   endedAt?: Date;
   expiresAt?: Date;
+  /** The owner of a live lease on the run (a worker holding it hot), if any. */
+  holder?: string;
+}
+
+/** Where a run's next activation should go: its epoch's queue, or the worker holding it hot. */
+export interface RunRoute {
+  runId: string;
+  epoch: number;
+  holder?: string;
 }
 
 /** The right to append to one run's journal: held by one owner; the token fences stale owners. */
@@ -115,7 +124,11 @@ export interface Store {
     runId: string,
     owner: string,
     ttlMs: number,
-    options?: { steal?: boolean },
+    options?: {
+      steal?: boolean;
+      /** Only if the run's epoch is one of these: a worker never touches runs it cannot replay. */
+      epochs?: readonly number[];
+    },
   ): Promise<Lease | undefined>;
   renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void>;
   /** Hands the run back (its attempts count restarts). */
@@ -134,6 +147,13 @@ export interface Store {
   /** Open runs with inbox items not yet journaled: what a reconciler rings again. */
   runsWithPendingInbox(limit: number): Promise<string[]>;
   dueTimers(now: number, limit: number): Promise<DueTimer[]>;
+  /**
+   * Runs no live owner is moving: queued or running, with no lease or an expired one, untouched
+   * for `idleMs` (their owner died or handed them back). What a reconciler rings again.
+   */
+  strandedRuns(limit: number, idleMs: number): Promise<string[]>;
+  /** The epoch and live lease holder of each run: how the doorbell routes it. */
+  routes(runIds: readonly string[]): Promise<RunRoute[]>;
   /** Runs that have not ended: what a reconciler makes sure someone is working on. */
   openRuns(limit: number, afterId?: string): Promise<{ id: string; status: RunStatus }[]>;
 

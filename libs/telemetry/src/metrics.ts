@@ -52,6 +52,17 @@ export const metrics = {
     help: "Runs whose sandbox is alive in this process",
     registers: [registry],
   }),
+  hotHeapBytes: new Gauge({
+    name: "rewind_executor_hot_heap_bytes",
+    help: "V8 heap in use by this process's sandboxes (what the hot-run cache is bounded by)",
+    registers: [registry],
+  }),
+  evictions: new Counter({
+    name: "rewind_executor_evictions_total",
+    help: "Idle hot runs dropped from memory (replayed cold when next needed), by what was full",
+    labelNames: ["limit"] as const,
+    registers: [registry],
+  }),
   runsEnded: new Counter({
     name: "rewind_executor_runs_ended_total",
     help: "Runs that ended here, by status",
@@ -61,6 +72,34 @@ export const metrics = {
   divergences: new Counter({
     name: "rewind_executor_divergences_total",
     help: "Replays that diverged from their journal (the run is quarantined)",
+    registers: [registry],
+  }),
+  quarantined: new Counter({
+    name: "rewind_quarantine_quarantined_total",
+    help: "Runs a worker quarantined, by reason (divergence: a replay left its journal; invalid-journal: a journal that cannot be replayed)",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  }),
+  quarantineReleases: new Counter({
+    name: "rewind_quarantine_releases_total",
+    help: "Quarantined runs released for a replay, by the epoch they were released onto",
+    labelNames: ["epoch"] as const,
+    registers: [registry],
+  }),
+  quarantineGiveUps: new Counter({
+    name: "rewind_quarantine_give_ups_total",
+    help: "Quarantined runs an operator gave up on (they fail)",
+    registers: [registry],
+  }),
+  quarantineDismissed: new Counter({
+    name: "rewind_quarantine_requests_dismissed_total",
+    help: "Operators' requests that no longer applied when acted on (the run had left that quarantine)",
+    registers: [registry],
+  }),
+  quarantinedRuns: new Gauge({
+    name: "rewind_quarantine_runs",
+    help: "Runs in quarantine now, by epoch and reason (read from the store by the quarantine service)",
+    labelNames: ["epoch", "reason"] as const,
     registers: [registry],
   }),
   apiRequests: new Counter({

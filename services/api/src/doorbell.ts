@@ -1,3 +1,4 @@
+import type { RunRecord } from "@rewind/store";
 import type { ApiContext } from "./context.js";
 
 /**
@@ -6,14 +7,32 @@ import type { ApiContext } from "./context.js";
  * re-rings open runs, so a lost ring delays a run but loses nothing.
  */
 export interface Doorbell {
-  ring(runId: string): void | Promise<void>;
+  ring(route: RunRoute): void | Promise<void>;
+}
+
+/** Where the activation goes: the run's epoch's workers, or the worker holding it hot. */
+export interface RunRoute {
+  runId: string;
+  epoch: number;
+  holder?: string;
 }
 
 /** Rings for a run whose change is already stored; a failing doorbell never fails the request. */
-export async function ring(ctx: ApiContext, runId: string): Promise<void> {
+export async function ring(ctx: ApiContext, route: RunRoute): Promise<void> {
   try {
-    await ctx.doorbell.ring(runId);
+    await ctx.doorbell.ring(route);
   } catch (error) {
-    ctx.log.error(`the doorbell failed for ${runId}; the reconciler will ring it again`, error);
+    ctx.log.error(
+      `the doorbell failed for ${route.runId}; the reconciler will ring it again`,
+      error,
+    );
   }
+}
+
+export function routeOf(run: RunRecord): RunRoute {
+  return {
+    runId: run.id,
+    epoch: run.epoch,
+    ...(run.holder !== undefined ? { holder: run.holder } : {}),
+  };
 }

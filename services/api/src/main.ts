@@ -44,7 +44,7 @@ export async function startApiService(options: {
   });
   const api = createApi({
     store,
-    doorbell: { ring: (runId) => queue.ring(runId) },
+    doorbell: queue,
     version: "0.1.0",
   });
   await api.listen({ port: options.port, host: options.host ?? "127.0.0.1" });

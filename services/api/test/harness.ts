@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { JournalEntry } from "@rewind/core";
-import { openStore, type RunStatus, type Store } from "@rewind/store";
+import { openStore, type RunRoute, type RunStatus, type Store } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
 import { createApi, type ApiOptions } from "../src/index.js";
 
@@ -23,6 +23,8 @@ export interface Harness {
   auth: { authorization: string };
   otherAuth: { authorization: string };
   rings: string[];
+  /** The same rings with their routing: epoch, and the worker holding the run hot. */
+  routes: RunRoute[];
   close(): Promise<void>;
 }
 
@@ -47,9 +49,15 @@ export async function openHarness(
   const token = await store.createToken("acme", "test");
   const otherToken = await store.createToken("other", "test");
   const rings: string[] = [];
+  const routes: RunRoute[] = [];
   const app = createApi({
     store,
-    doorbell: { ring: (runId) => void rings.push(runId) },
+    doorbell: {
+      ring: (route) => {
+        rings.push(route.runId);
+        routes.push(route);
+      },
+    },
     version: "0.0.0-test",
     pollMs: 50,
     ...options,
@@ -61,6 +69,7 @@ export async function openHarness(
     auth: { authorization: `Bearer ${token}` },
     otherAuth: { authorization: `Bearer ${otherToken}` },
     rings,
+    routes,
     async close() {
       await app.close();
       await store.close();

@@ -66,7 +66,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   const api = createApi({
     store,
     changes,
-    doorbell: { ring: (runId) => queue.ring(runId) },
+    doorbell: { ring: (route) => queue.ring(route) },
     version: "0.1.0",
   });
   await api.listen({ port: options.port ?? 7420, host: options.host ?? "127.0.0.1" });
@@ -82,7 +82,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
       })
     : new InProcessQueue();
   queue.consume((runId) => executor.activate(runId));
-  const wake = new WakeUp(store, (runId) => queue.ring(runId));
+  const wake = new WakeUp(store, (route) => queue.ring(route));
   const recovered = await wake.recover();
   if (recovered > 0)
     log(`resumed ${recovered} open run${recovered === 1 ? "" : "s"} from their journals`);

@@ -7,6 +7,14 @@ import { BullMqQueue } from "@rewind/queue";
 import { Sandbox } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
+import { startHealthServer } from "./health.js";
+
+const milliseconds = (name: string, min: number, fallback: number) =>
+  z.coerce
+    .number({ error: `${name} must be a number of milliseconds` })
+    .int(`${name} must be a whole number of milliseconds`)
+    .min(min, `${name} must be at least ${min} ms`)
+    .default(fallback);
 
 const Config = z.object({
   DATABASE_URL: z
@@ -18,6 +26,24 @@ const Config = z.object({
   REDIS_URL: z.string().min(1, "REDIS_URL is required: where activations are queued"),
   REWIND_REDIS_PREFIX: z.string().default("rewind"),
   REWIND_BLOB_URL: z.string().optional(),
+  /** How long a run stays this worker's without renewal: a paused worker loses it after this. */
+  REWIND_LEASE_MS: milliseconds("REWIND_LEASE_MS", 500, 10_000),
+  /** How long a hot run's activation waits for this worker before any worker may take it. */
+  REWIND_STICKY_TIMEOUT_MS: milliseconds("REWIND_STICKY_TIMEOUT_MS", 50, 2_000),
+  /** On SIGTERM: how long to let calls in flight finish before handing their runs back. */
+  REWIND_SHUTDOWN_GRACE_MS: milliseconds("REWIND_SHUTDOWN_GRACE_MS", 0, 10_000),
+  REWIND_MAX_HOT_MB: z.coerce
+    .number({ error: "REWIND_MAX_HOT_MB must be a number of MiB" })
+    .positive("REWIND_MAX_HOT_MB must be positive")
+    .default(1024),
+  /** Serves /healthz, /readyz and /metrics when set (0: any free port). */
+  REWIND_HEALTH_PORT: z.coerce
+    .number({ error: "REWIND_HEALTH_PORT must be a port number" })
+    .int()
+    .min(0)
+    .max(65535, "REWIND_HEALTH_PORT must be a port number (0 to 65535)")
+    .optional(),
+  REWIND_HOST: z.string().default("127.0.0.1"),
 });
 
 export interface WorkerOptions {
@@ -48,29 +74,61 @@ export async function startWorker(options: WorkerOptions) {
   const queue = await BullMqQueue.connect({
     redisUrl: config.REDIS_URL,
     prefix: config.REWIND_REDIS_PREFIX,
+    stickyTimeoutMs: config.REWIND_STICKY_TIMEOUT_MS,
   });
   const sandbox = new Sandbox({ mode: "async" });
+  const owner = `worker:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const executor = new Executor({
     store,
     sandbox,
     toolsets: new Map(options.toolsets.map((t) => [t.name, t] as const)),
-    owner: `worker:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`,
+    owner,
+    leaseTtlMs: config.REWIND_LEASE_MS,
+    maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
     onError: (runId, error) =>
       log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
   });
-  queue.consume((runId) => executor.activate(runId), options.concurrency ?? 64);
-  const wake = new WakeUp(store, (runId) => queue.ring(runId));
-  await wake.recover();
+  // Epoch routing: this build replays epoch 1; its queue is the only one it takes from.
+  const epochs = [1];
+  queue.consume((runId) => executor.activate(runId), {
+    concurrency: options.concurrency ?? 64,
+    epochs,
+    holder: owner,
+  });
+  const wake = new WakeUp(store, (route) => queue.ring(route), {
+    strandedAfterMs: Math.max(2_000, config.REWIND_LEASE_MS / 2),
+  });
   wake.start();
+  let draining = false;
+  const health =
+    config.REWIND_HEALTH_PORT === undefined
+      ? undefined
+      : await startHealthServer(config.REWIND_HEALTH_PORT, config.REWIND_HOST, () => ({
+          draining,
+          hotRuns: executor.hotRuns,
+        }));
+  if (health) log(`health and metrics on ${health.url}/healthz, ${health.url}/metrics`);
   return {
+    owner,
     executor,
-    /** Graceful: stop taking activations, hand hot runs back (their leases), then leave. */
+    healthUrl: health?.url,
+    /**
+     * Graceful: take no more activations, let calls in flight finish (up to the grace period),
+     * hand every hot run back, ring those with work left so another worker takes them now.
+     */
     async close() {
+      draining = true;
       wake.stop();
+      await queue.stopConsuming();
+      const unfinished = await executor.close({ graceMs: config.REWIND_SHUTDOWN_GRACE_MS });
+      for (const route of await store.routes(unfinished).catch(() => []))
+        await queue.ring(route).catch(() => {});
+      if (unfinished.length > 0)
+        log(`handed back ${unfinished.length} run(s) with calls in flight; another worker goes on`);
       await queue.close();
-      await executor.close();
       sandbox.dispose();
       await store.close();
+      await health?.close();
     },
   };
 }

@@ -12,6 +12,7 @@ import {
 import { DivergenceError, RunEngine } from "@rewind/journal";
 import {
   ReplaySliceExceeded,
+  epochSupport,
   type CompiledScript,
   type Sandbox,
   type ScriptInstance,
@@ -27,6 +28,12 @@ import { invokeTool } from "../invoke.js";
 import { toolNotFound, unsafeToRepeat } from "../verdicts.js";
 import { metrics } from "@rewind/telemetry";
 import { GroupCommitter } from "./group-commit.js";
+import {
+  buildVersion,
+  quarantineEntry,
+  quarantineReason,
+  type QuarantineReason,
+} from "./quarantine-report.js";
 import { HotRun, outcomeEvent } from "./hot-run.js";
 
 export interface ExecutorOptions {
@@ -36,7 +43,13 @@ export interface ExecutorOptions {
   /** This process's lease owner name: unique per process incarnation. */
   owner: string;
   leaseTtlMs?: number;
+  /** At most this many hot runs (default 10,000)… */
   maxHotRuns?: number;
+  /**
+   * …and at most this much sandbox heap (default 1 GiB): past either, the least recently active
+   * idle runs leave memory (their next activation replays them from the journal).
+   */
+  maxHotBytes?: number;
   maxValueBytes?: number;
   /**
    * How many times in a row a run may be loaded cold without journaling progress (each time, its
@@ -58,6 +71,13 @@ export interface ExecutorOptions {
    * executor there, as a kill -9 would (nothing more is committed or acted on).
    */
   crashAt?: (point: FaultPoint, runId: string) => boolean;
+  /**
+   * The determinism epochs this executor runs (default: those this build supports in this
+   * process, see epochSupport). It never takes the lease of a run of another epoch.
+   */
+  epochs?: readonly number[];
+  /** This worker's build, named in the reports of the runs it quarantines (default: the version). */
+  build?: string;
 }
 
 /** The steps of an activation: entries produced, entries committed, effects started. */
@@ -84,12 +104,17 @@ export class Executor {
   private readonly now: () => number;
   private renewal: NodeJS.Timeout | undefined;
   private readonly maxValueBytes: number;
+  private readonly epochs: readonly number[];
+  /** Draining: activations from outside are refused; outcomes of calls still in flight are not. */
+  private draining = false;
+  private heapCheckedAt = 0;
   private closed = false;
 
   constructor(private readonly options: ExecutorOptions) {
     this.committer = new GroupCommitter(options.store);
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
     this.maxValueBytes = options.maxValueBytes ?? options.sandbox.options.maxValueBytes;
+    this.epochs = options.epochs ?? epochSupport({ maxValueBytes: this.maxValueBytes }).epochs;
     this.now = options.now ?? Date.now;
     this.renewal = setInterval(() => void this.renewLeases(), this.leaseTtlMs / 3);
     this.renewal.unref();
@@ -100,7 +125,7 @@ export class Executor {
    * run never overlap. `internal` activations (a call's outcome, a timer) skip the inbox.
    */
   activate(runId: string, internal = false): Promise<void> {
-    if (this.closed) return Promise.resolve();
+    if (this.closed || (this.draining && !internal)) return Promise.resolve();
     if (!internal) this.inboxDirty.add(runId);
     const previous = this.chains.get(runId) ?? Promise.resolve();
     const next = previous
@@ -117,15 +142,29 @@ export class Executor {
     return this.hot.size;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops, handing every hot run back. With `graceMs`, first stops taking activations and waits
+   * that long for calls in flight to finish and be journaled, so fewer run again elsewhere.
+   * Returns the runs handed back with work still to do (calls in flight): ring them, so another
+   * worker takes them over now rather than when the reconciler finds them.
+   */
+  async close(options: { graceMs?: number } = {}): Promise<string[]> {
+    this.draining = true;
+    const deadline = performance.now() + (options.graceMs ?? 0);
+    while (performance.now() < deadline && [...this.hot.values()].some((run) => !run.idle))
+      await sleep(20);
     this.closed = true;
     clearInterval(this.renewal);
     await Promise.allSettled([...this.chains.values()]);
+    const unfinished: string[] = [];
     for (const run of this.hot.values()) {
+      if (!run.idle) unfinished.push(run.runId);
       run.dispose();
       await this.options.store.releaseLease(run.lease).catch(() => {});
     }
     this.hot.clear();
+    metrics.hotRuns.set(0);
+    return unfinished;
   }
 
   private async process(runId: string): Promise<void> {
@@ -188,8 +227,9 @@ export class Executor {
     const { store } = this.options;
     const lease = await store.acquireLease(runId, this.options.owner, this.leaseTtlMs, {
       steal: this.options.stealLeases === true,
+      epochs: this.epochs,
     });
-    if (lease === undefined) return undefined; // ended, or another owner holds it
+    if (lease === undefined) return undefined; // ended, another owner holds it, or another epoch
     if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.crashLoop(lease);
     const record = await store.getRun(runId);
     if (
@@ -220,9 +260,12 @@ export class Executor {
         throw error;
       });
     } catch (error) {
-      if (error instanceof DivergenceError) {
-        metrics.divergences.inc();
-        return this.quarantine(lease, journal, error);
+      // A replay that leaves its journal, or a journal that cannot be replayed: the platform's
+      // fault, never the run's. It is held for an operator, before anything of it happens again.
+      const reason = quarantineReason(error);
+      if (reason !== undefined) {
+        if (reason === "divergence") metrics.divergences.inc();
+        return this.quarantine(lease, record.epoch, script, journal, error as RewindError, reason);
       }
       throw error;
     }
@@ -442,23 +485,43 @@ export class Executor {
     run.timerHandles.set(timerSeq, handle);
   }
 
+  /**
+   * Journals run.quarantined with the full report and hands the run back. From then on its timers
+   * do not fire and its signals wait in its inbox (the store skips quarantined runs) until the
+   * quarantine service releases it or gives up on it.
+   */
   private async quarantine(
-    lease: RunAppend["lease"],
+    lease: Lease,
+    runEpoch: number,
+    script: CompiledScript,
     journal: readonly JournalEntry[],
-    error: DivergenceError,
+    error: RewindError,
+    reason: QuarantineReason,
   ): Promise<undefined> {
-    const entry = {
-      seq: journal.length + 1,
-      kind: "run.quarantined",
-      at: Math.max(this.now(), journal[journal.length - 1]!.at),
-      report: inCanonicalOrder({ ...error.report, message: error.message }),
-    } as JournalEntry;
-    await this.committer.append({
+    const entry = await quarantineEntry({
+      error,
+      reason,
+      journal,
+      runEpoch,
+      worker: {
+        owner: this.options.owner,
+        build: this.options.build ?? buildVersion(),
+        epochs: this.epochs,
+      },
+      sandbox: this.options.sandbox,
+      script,
+      at: this.now(),
+    });
+    const outcome = await this.committer.append({
       lease,
       afterSeq: journal.length,
       entries: [entry],
       status: "quarantined",
     });
+    if (outcome === "ok") {
+      metrics.quarantined.inc({ reason });
+      this.options.onCommitted?.(lease.runId);
+    }
     await this.options.store.releaseLease(lease).catch(() => {});
     return undefined;
   }
@@ -512,15 +575,38 @@ export class Executor {
     run.dispose();
   }
 
+  /**
+   * Keeps the hot cache within its bounds: by count, and by the sandboxes' heap in bytes (runs
+   * share isolates, so a run's share is estimated as the heap over the runs alive in it). Only
+   * idle runs leave, least recently active first; their leases are handed back.
+   */
   private evictIfFull(): void {
-    const max = this.options.maxHotRuns ?? 10_000;
-    if (this.hot.size <= max) return;
-    let oldest: HotRun | undefined;
-    for (const run of this.hot.values())
-      if (run.idle && (oldest === undefined || run.lastActive < oldest.lastActive)) oldest = run;
-    if (oldest === undefined) return;
-    this.drop(oldest);
-    void this.options.store.releaseLease(oldest.lease).catch(() => {});
+    // The heap shrinks only when V8 collects: look at most once a second so a heap that has not
+    // caught up with the last evictions does not evict more.
+    if (
+      this.now() - this.heapCheckedAt < 1000 &&
+      this.hot.size <= (this.options.maxHotRuns ?? 10_000)
+    )
+      return;
+    this.heapCheckedAt = this.now();
+    const heap = this.options.sandbox.heapUsedBytes();
+    metrics.hotHeapBytes.set(heap);
+    const maxBytes = this.options.maxHotBytes ?? 1024 ** 3;
+    const overCount = this.hot.size - (this.options.maxHotRuns ?? 10_000);
+    const perRun = heap / Math.max(1, this.options.sandbox.liveRuns);
+    const overBytes = heap > maxBytes ? Math.ceil((heap - maxBytes) / perRun) : 0;
+    const excess = Math.max(overCount, overBytes);
+    if (excess <= 0) return;
+    const idle = [...this.hot.values()]
+      .filter((run) => run.idle)
+      .sort((a, b) => a.lastActive - b.lastActive)
+      .slice(0, excess);
+    for (const run of idle) {
+      this.drop(run);
+      metrics.evictions.inc({ limit: overBytes >= overCount ? "bytes" : "count" });
+      void this.options.store.releaseLease(run.lease).catch(() => {});
+    }
+    metrics.hotRuns.set(this.hot.size);
   }
 
   private async renewLeases(): Promise<void> {

@@ -1,31 +1,47 @@
-import type { Store } from "@rewind/store";
+import type { RunRoute, Store } from "@rewind/store";
+
+export interface WakeUpOptions {
+  pollMs?: number;
+  /** How long a run must sit with no live owner before it counts as stranded. */
+  strandedAfterMs?: number;
+  now?: () => number;
+}
 
 /**
- * Keeps every open run moving when nothing in memory would: at start-up it activates every run
- * that has not ended (after a crash, in-flight calls run again and timers are re-armed), and
- * then it polls for due timers and for inbox items no one has journaled, ringing those runs
- * again. Timers are rows: a ten-day sleep survives any number of restarts; a lost ring (a
- * flushed Redis, a ring that landed during an activation) is rung again.
+ * Keeps every open run moving when nothing in memory would. It polls for due timers, for inbox
+ * items no one has journaled, and for stranded runs (queued or running, but their owner died or
+ * handed them back), and rings each of them, routed to its epoch or its holder. Timers are rows:
+ * a ten-day sleep survives any number of restarts; a lost ring (a flushed Redis, a ring that landed
+ * during an activation) is rung again.
  */
 export class WakeUp {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly pollMs: number;
+  private readonly strandedAfterMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly store: Store,
-    private readonly activate: (runId: string) => Promise<void>,
-    private readonly pollMs = 500,
-    private readonly now: () => number = Date.now,
-  ) {}
+    private readonly ring: (route: RunRoute) => Promise<void>,
+    options: WakeUpOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 500;
+    this.strandedAfterMs = options.strandedAfterMs ?? 2_000;
+    this.now = options.now ?? Date.now;
+  }
 
-  /** Activates every open run, in pages; resolves when all have been activated once. */
+  /**
+   * Rings every open run, in pages; resolves when all have been rung once. For a process that
+   * knows it is the only executor (after a crash, in-flight calls run again, timers re-arm).
+   */
   async recover(): Promise<number> {
     let after = "";
     let count = 0;
     for (;;) {
       const page = await this.store.openRuns(500, after);
       if (page.length === 0) return count;
-      await Promise.all(page.map((run) => this.activate(run.id)));
+      await this.ringAll(page.map((run) => run.id));
       count += page.length;
       after = page[page.length - 1]!.id;
     }
@@ -35,12 +51,14 @@ export class WakeUp {
     const tick = async () => {
       if (this.stopped) return;
       try {
-        const due = await this.store.dueTimers(this.now(), 1000);
-        const inbox = await this.store.runsWithPendingInbox(1000);
-        for (const runId of new Set([...due.map((timer) => timer.runId), ...inbox]))
-          void this.activate(runId);
+        const [due, inbox, stranded] = await Promise.all([
+          this.store.dueTimers(this.now(), 1000),
+          this.store.runsWithPendingInbox(1000),
+          this.store.strandedRuns(1000, this.strandedAfterMs),
+        ]);
+        await this.ringAll([...due.map((timer) => timer.runId), ...inbox, ...stranded]);
       } catch {
-        // the store is unreachable: the next tick tries again
+        // the store or the queue is unreachable: the next tick tries again
       }
       if (!this.stopped) {
         this.timer = setTimeout(() => void tick(), this.pollMs);
@@ -53,5 +71,12 @@ export class WakeUp {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+  }
+
+  private async ringAll(runIds: readonly string[]): Promise<void> {
+    const unique = [...new Set(runIds)];
+    if (unique.length === 0) return;
+    const routes = await this.store.routes(unique);
+    await Promise.all(routes.map((route) => this.ring(route)));
   }
 }

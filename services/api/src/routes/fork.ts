@@ -3,9 +3,7 @@ import type { z } from "zod";
 import { ring } from "../doorbell.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
-import { previewFork } from "@rewind/executor";
 import { notFound } from "../errors.js";
-import { apiSandbox } from "../sandbox.js";
 import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "../schemas.js";
 import { storeScript } from "./runs.js";
 
@@ -52,13 +50,13 @@ export const forkRun = defineRoute({
       parent: { runId: parent.id, seq: body.at ?? 0 },
     };
     // The preview replays the script against the parent exactly as the fork's worker will.
-    const preview = await previewFork(apiSandbox(), script, started, parentJournal, body.at);
+    const preview = await ctx.replays.previewFork(script, started, parentJournal, body.at);
     if (body.dryRun === true) {
       void reply.code(200);
       return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;
     }
     await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
-    await ring(ctx, started.runId);
+    await ring(ctx, { runId: started.runId, epoch: started.epoch });
     void reply.code(201).header("Location", `/v1/runs/${started.runId}`);
     return {
       id: started.runId,

@@ -1,7 +1,7 @@
 import { RewindError, type Json } from "@rewind/core";
 import { ENDED_STATUSES, type RunRecord } from "@rewind/store";
 import type { z } from "zod";
-import { ring } from "../doorbell.js";
+import { ring, routeOf } from "../doorbell.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
 import { CancelBody, InboxAccepted, RunIdParams, SignalBody, SignalParams } from "../schemas.js";
@@ -29,7 +29,7 @@ export const sendSignal = defineRoute({
     refuseEnded(run, "signals go only to open runs (queued, running, waiting or quarantined)");
     const payload = (body ?? null) as Json;
     const id = await ctx.store.addInbox(run.id, { kind: "signal", name: params.name, payload });
-    await ring(ctx, run.id);
+    await ring(ctx, routeOf(run));
     void reply.code(202);
     return { id } satisfies z.input<typeof InboxAccepted>;
   },
@@ -52,7 +52,7 @@ export const cancelRun = defineRoute({
     refuseEnded(run, "only an open run can be cancelled");
     const payload: Json = body?.reason !== undefined ? { reason: body.reason } : null;
     const id = await ctx.store.addInbox(run.id, { kind: "cancel", payload });
-    await ring(ctx, run.id);
+    await ring(ctx, routeOf(run));
     void reply.code(202);
     return { id } satisfies z.input<typeof InboxAccepted>;
   },
