@@ -41,6 +41,21 @@ export function quarantineConformance(get: () => Store): void {
     return started.runId;
   }
 
+  it("leases: a worker that asks only for its epochs never takes a run of another", async () => {
+    const store = get();
+    const runId = await quarantinedRun("q-epochs", 7);
+    const before = (await store.getRun(runId))!;
+    expect(await store.acquireLease(runId, "epoch-8-worker", 30_000, { epochs: [8] })).toBe(
+      undefined,
+    );
+    expect(
+      await store.acquireLease(runId, "epoch-8-worker", 30_000, { epochs: [8], steal: true }),
+    ).toBe(undefined);
+    expect((await store.getRun(runId))!.updatedAt).toEqual(before.updatedAt);
+    const lease = await store.acquireLease(runId, "epoch-7-worker", 30_000, { epochs: [6, 7] });
+    expect(lease).toMatchObject({ owner: "epoch-7-worker", lastSeq: 2 });
+  });
+
   it("quarantine: identifies a token's namespace and label", async () => {
     const store = get();
     const token = await store.createToken("ops-team", "on-call");

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   RewindError,
-  inCanonicalOrder,
   type CallEntry,
   type ErrorData,
   type JournalEntry,
@@ -9,7 +8,7 @@ import {
   type RunStartedEntry,
   type Toolset,
 } from "@rewind/core";
-import { DivergenceError, RunEngine } from "@rewind/journal";
+import { RunEngine } from "@rewind/journal";
 import {
   ReplaySliceExceeded,
   epochSupport,
