@@ -81,6 +81,13 @@ class IsolateSlot {
   readonly scripts = new Map<string, ivm.Script>();
   readonly instances = new Set<ScriptInstance>();
   admitted = 0;
+  /**
+   * Async calls in flight on this isolate. While one is, a sync call would wait for the isolate's
+   * lock, holding the host's event loop as long as another run's script computes: every call then
+   * goes async. When the isolate is idle, a short sync call (no script code) is the fast path.
+   */
+  busy = 0;
+  heapUsed = 0;
 
   constructor(memoryLimitMb: number) {
     this.isolate = new ivm.Isolate({ memoryLimit: memoryLimitMb });
@@ -89,15 +96,37 @@ class IsolateSlot {
     });
   }
 
-  script(compiled: CompiledScript): ivm.Script {
+  async script(compiled: CompiledScript, mode: SandboxMode): Promise<ivm.Script> {
     let script = this.scripts.get(compiled.hash);
     if (script === undefined) {
-      script = this.isolate.compileScriptSync(compiled.code, { filename: SCRIPT_FILE });
+      const options = { filename: SCRIPT_FILE };
+      script = await this.use(
+        mode,
+        () => this.isolate.compileScriptSync(compiled.code, options),
+        () => this.isolate.compileScript(compiled.code, options),
+      );
       this.scripts.set(compiled.hash, script);
     }
     return script;
   }
+
+  /** Runs `sync` on this isolate when that cannot block the event loop, else `async`. */
+  async use<T>(mode: SandboxMode, sync: () => T, async: () => Promise<T>): Promise<T> {
+    if (mode === "sync" || this.busy === 0) return sync();
+    return this.busyWith(async);
+  }
+
+  async busyWith<T>(call: () => Promise<T>): Promise<T> {
+    this.busy++;
+    try {
+      return await call();
+    } finally {
+      this.busy--;
+    }
+  }
 }
+
+type SandboxMode = "sync" | "async";
 
 export class Sandbox {
   readonly options: Required<SandboxOptions>;
@@ -115,29 +144,62 @@ export class Sandbox {
     run: { seed: string; startAt: number; fastReplay?: boolean },
   ): Promise<ScriptInstance> {
     const slot = this.admit();
-    const context = slot.isolate.createContextSync();
+    const mode = this.options.mode;
+    const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
+    const context = await on(
+      () => slot.isolate.createContextSync(),
+      () => slot.isolate.createContext(),
+    );
     const instance = new ScriptInstance(this, slot, context, this.mapper(script), script.entry);
     instance.fastReplay = run.fastReplay === true && this.options.mode === "async";
     slot.instances.add(instance);
     try {
       const timeout = this.options.cpuLimitMs;
-      slot.runtime.runSync(context, { timeout });
-      const host = context.global.getSync("__rewind_host", { reference: true });
-      context.global.deleteSync("__rewind_host"); // before the script runs: it must never see these
-      const fn = (name: string) =>
-        host.getSync(name, { reference: true }) as ivm.Reference<(arg?: string) => string>;
-      instance.bind(fn("start"), fn("deliver"), fn("collect"), fn("callsites"));
-      fn("init").applySync(undefined, [
-        JSON.stringify({
-          at: run.startAt,
-          seed: run.seed,
-          maxValueBytes: this.options.maxValueBytes,
-        }),
-      ]);
+      await on(
+        () => slot.runtime.runSync(context, { timeout }),
+        () => slot.runtime.run(context, { timeout }),
+      );
+      const global = context.global;
+      const name = "__rewind_host";
+      const host = await on(
+        () => global.getSync(name, { reference: true }),
+        () => global.get(name, { reference: true }),
+      );
+      // Before the script runs: it must never see these.
+      await on(
+        () => global.deleteSync(name),
+        () => global.delete(name),
+      );
+      const fn = (key: string) =>
+        on(
+          () => host.getSync(key, { reference: true }),
+          () => host.get(key, { reference: true }),
+        ) as Promise<GuestFn>;
+      instance.bind(
+        await fn("start"),
+        await fn("deliver"),
+        await fn("collect"),
+        await fn("callsites"),
+      );
+      const init = await fn("init");
+      const settings = JSON.stringify({
+        at: run.startAt,
+        seed: run.seed,
+        maxValueBytes: this.options.maxValueBytes,
+      });
+      await on(
+        () => init.applySync(undefined, [settings]),
+        () => init.apply(undefined, [settings]),
+      );
       host.release();
-      if (this.options.testOnlyPlatformBug !== "")
-        slot.isolate.compileScriptSync(this.options.testOnlyPlatformBug).runSync(context);
-      instance.load(slot.script(script));
+      if (this.options.testOnlyPlatformBug !== "") {
+        const bug = this.options.testOnlyPlatformBug;
+        await on(
+          () => slot.isolate.compileScriptSync(bug).runSync(context),
+          async () => (await slot.isolate.compileScript(bug)).run(context),
+        );
+      }
+      instance.load(await slot.script(script, mode));
     } catch (error) {
       instance.dispose();
       if (error instanceof RewindError) throw error;
@@ -153,7 +215,10 @@ export class Sandbox {
   heapUsedBytes(): number {
     let total = 0;
     for (const slot of this.slots) {
-      if (!slot.isolate.isDisposed) total += slot.isolate.getHeapStatisticsSync().used_heap_size;
+      // A busy isolate's lock is taken: its last reading stands in (see IsolateSlot.busy).
+      if (!slot.isolate.isDisposed && slot.busy === 0)
+        slot.heapUsed = slot.isolate.getHeapStatisticsSync().used_heap_size;
+      total += slot.heapUsed;
     }
     return total;
   }
@@ -267,10 +332,17 @@ export class ScriptInstance {
       throw new RewindError("SANDBOX_ERROR", "The run's script has already started");
     this.script = undefined;
     const timeout = this.sandbox.options.cpuLimitMs;
+    const mode = this.sandbox.options.mode;
     const failure = await this.guard(async () => {
-      if (this.sandbox.options.mode === "sync") script.runSync(this.context, { timeout });
-      else await script.run(this.context, { timeout });
-      this.context.global.deleteSync("__rewind_register");
+      // The script's top level is script code: never sync on the event loop in async mode.
+      if (mode === "sync") script.runSync(this.context, { timeout });
+      else await this.slot.busyWith(() => script.run(this.context, { timeout }));
+      const global = this.context.global;
+      await this.slot.use(
+        mode,
+        () => global.deleteSync("__rewind_register"),
+        () => global.delete("__rewind_register"),
+      );
     });
     if (failure !== undefined) return [{ type: "fail", error: failure }];
     return this.activate(this.startFn, JSON.stringify(input));
@@ -288,7 +360,15 @@ export class ScriptInstance {
   captureCallsites(on: boolean): void {
     if (on === this.capturing || this.state !== "live") return;
     this.capturing = on;
-    this.callsitesFn.applySync(undefined, [on ? "1" : "0"]);
+    const arg: [string] = [on ? "1" : "0"];
+    // When async, it is queued on the isolate ahead of the next activation (calls keep order).
+    void this.slot
+      .use(
+        this.sandbox.options.mode,
+        () => this.callsitesFn.applySync(undefined, arg),
+        () => this.callsitesFn.apply(undefined, arg),
+      )
+      .catch(() => {}); // a lost isolate shows on the next activation
   }
 
   dispose(): void {
@@ -316,8 +396,9 @@ export class ScriptInstance {
     if (this.state === "ended")
       throw new RewindError("SANDBOX_ERROR", "The run's sandbox has ended");
     const timeout = this.sandbox.options.cpuLimitMs;
+    // Sync slices only on an idle isolate: otherwise the sync call would wait for its lock.
     const slice =
-      this.fastReplay && !this.capturing
+      this.fastReplay && !this.capturing && this.slot.busy === 0
         ? Math.min(timeout, this.sandbox.options.replaySliceMs)
         : 0;
     if (slice > 0 && ++this.sliced % 128 === 0)
@@ -326,9 +407,13 @@ export class ScriptInstance {
     const failure = await this.guard(async () => {
       if (slice > 0) fn.applySync(undefined, [arg], { timeout: slice });
       else if (this.sandbox.options.mode === "sync") fn.applySync(undefined, [arg], { timeout });
-      else await fn.apply(undefined, [arg], { timeout });
+      else await this.slot.busyWith(() => fn.apply(undefined, [arg], { timeout }));
       // collect runs no code a script can reach: no time limit needed (and it saves a timer).
-      batch = this.collectFn.applySync(undefined, []);
+      batch = await this.slot.use(
+        this.sandbox.options.mode,
+        () => this.collectFn.applySync(undefined, []),
+        () => this.collectFn.apply(undefined, []),
+      );
     });
     if (failure !== undefined) {
       if (slice > 0 && slice < timeout && failure.code === "CPU_LIMIT")
