@@ -92,6 +92,8 @@ export interface RunCompletedEntry extends EntryBase {
 export interface RunFailedEntry extends EntryBase {
   kind: "run.failed";
   error: ErrorData;
+  /** Who ended it, when an operator gave up on it in quarantine (code GIVEN_UP). */
+  by?: string;
 }
 export type CommandEntry =
   CallEntry | TimerSetEntry | TimerCancelEntry | OutputEntry | RunCompletedEntry | RunFailedEntry;

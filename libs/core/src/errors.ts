@@ -22,6 +22,7 @@ export const ERROR_TABLE = {
   UNSAFE_TO_REPEAT: { retryable: false, runStatus: "failed", http: 409 },
   CRASH_LOOP: { retryable: false, runStatus: "failed", http: 422 },
   DIVERGENCE: { retryable: false, runStatus: "quarantined", http: 409 },
+  GIVEN_UP: { retryable: false, runStatus: "failed", http: 409 },
   LEASE_LOST: { retryable: true, runStatus: null, http: 409 },
   SANDBOX_ERROR: { retryable: false, runStatus: "failed", http: 500 },
   UNAVAILABLE: { retryable: true, runStatus: null, http: 503 },

@@ -16,6 +16,8 @@ import { createRun, getRun, listRuns } from "./routes/runs.js";
 import { forkRun } from "./routes/fork.js";
 import { replayRun } from "./routes/replay.js";
 import { registerMetrics } from "./routes/metrics.js";
+import { listEpochs } from "./routes/epochs.js";
+import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 
@@ -37,6 +39,11 @@ export interface ApiOptions {
   bodyLimit?: number;
   /** Where unexpected errors are reported (default: one line on stderr). */
   log?: ApiLog;
+  /**
+   * Called after an operator's release or give-up request is stored: a quarantine service in the
+   * same process looks at once (across processes it polls).
+   */
+  onQuarantineRequest?: (runId: string) => void;
 }
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -54,6 +61,11 @@ const ROUTES: readonly Route[] = [
   cancelRun,
   getRunScript,
   forkRun,
+  listQuarantine,
+  showQuarantine,
+  releaseRun,
+  giveUpRun,
+  listEpochs,
   replayRun,
 ];
 
@@ -73,6 +85,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
+    ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
   };
   const app = Fastify({
     logger: false,

@@ -27,3 +27,18 @@ export async function authenticate(request: FastifyRequest, store: Store): Promi
   }
   return namespace;
 }
+
+/**
+ * Who is asking, as journal entries name them (`run.released` by, a give-up's by): the API
+ * token's label and its namespace, e.g. "ci@default". The request is already authenticated.
+ */
+export async function callerOf(request: FastifyRequest, store: Store): Promise<string> {
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1];
+  const who = token === undefined ? undefined : await store.identify(token);
+  if (who === undefined)
+    throw new RewindError(
+      "UNAUTHORIZED",
+      "The API token is unknown or revoked: check REWIND_TOKEN",
+    );
+  return `${who.label}@${who.namespace}`;
+}

@@ -15,6 +15,8 @@ export interface ApiContext {
   /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */
   shutdown: AbortSignal;
   log: ApiLog;
+  /** An operator's quarantine request was stored: a quarantine service in this process may look. */
+  onQuarantineRequest?: (runId: string) => void;
 }
 
 export interface ApiLog {

@@ -35,6 +35,11 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/runs/{id}/cancel",
         "POST /v1/runs/{id}/fork",
         "POST /v1/runs/{id}/replay",
+        "GET /v1/quarantine",
+        "GET /v1/quarantine/{id}",
+        "POST /v1/quarantine/{id}/release",
+        "POST /v1/quarantine/{id}/give-up",
+        "GET /v1/epochs",
       ].sort(),
     );
   });

@@ -1,0 +1,46 @@
+import { CURRENT_EPOCH, EPOCHS, SUPPORTED_EPOCHS } from "@rewind/sandbox";
+import type { z } from "zod";
+import { EpochList, type EpochView } from "../quarantine-schemas.js";
+import { defineRoute } from "../route.js";
+
+/**
+ * The determinism epochs this build knows and supports, with the namespace's live runs on each:
+ * which epochs still need workers, and which runs wait for workers that no longer run.
+ */
+export const listEpochs = defineRoute({
+  method: "GET",
+  path: "/v1/epochs",
+  operationId: "listEpochs",
+  summary: "The determinism epochs this build supports, with the live runs on each",
+  auth: true,
+  responses: { 200: { description: "The epochs, oldest first", schema: EpochList } },
+  errors: [401, 503],
+  async handle({ namespace }, ctx) {
+    const counts = await ctx.store.openRunsByEpoch(namespace);
+    const runs = new Map<number, z.input<typeof EpochView>["runs"]>();
+    for (const { epoch, status, runs: n } of counts) {
+      const entry = runs.get(epoch) ?? { open: 0, byStatus: {} };
+      entry.open += n;
+      entry.byStatus[status] = n;
+      runs.set(epoch, entry);
+    }
+    const epochs: z.input<typeof EpochView>[] = EPOCHS.map((release) => ({
+      epoch: release.epoch,
+      known: true,
+      supported: SUPPORTED_EPOCHS.includes(release.epoch),
+      current: release.epoch === CURRENT_EPOCH,
+      released: release.released,
+      environment: release.environment,
+      sandboxDigest: release.sandboxDigest,
+      matchingDigest: release.matchingDigest,
+      notes: release.notes,
+      runs: runs.get(release.epoch) ?? { open: 0, byStatus: {} },
+    }));
+    // Runs on an epoch this build has never heard of (a newer build made them): say so.
+    for (const [epoch, live] of runs)
+      if (!EPOCHS.some((release) => release.epoch === epoch))
+        epochs.push({ epoch, known: false, supported: false, current: false, runs: live });
+    epochs.sort((a, b) => a.epoch - b.epoch);
+    return { current: CURRENT_EPOCH, epochs } satisfies z.input<typeof EpochList>;
+  },
+});
