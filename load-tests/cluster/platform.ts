@@ -1,0 +1,212 @@
+/**
+ * The cluster under test, every part a process of its own from the built CLI: a fresh Postgres
+ * database and a Redis key prefix of its own, `rewind migrate`, a token from `rewind token
+ * create`, `rewind api` on a free loopback port and N `rewind worker --toolset tools.ts`.
+ * `close()` stops them all, drops the database and deletes every key under the prefix.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { Rewind } from "@rewind/sdk";
+import { createTestDatabase } from "@rewind/store/testing";
+import { launch, runCli, stop, type Child } from "./processes.js";
+
+const TOOLS = fileURLToPath(new URL("./tools.ts", import.meta.url));
+const START_TIMEOUT_MS = 60_000;
+
+export interface PlatformOptions {
+  workers: number;
+  redisUrl: string;
+  logDir: string;
+  /** Worker `--concurrency` (activations at once); the CLI's default when unset. */
+  concurrency?: number;
+  /** Run the API and workers under `node --cpu-prof` (profiles in logDir/profiles). */
+  cpuProf: boolean;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Deletes every key under `prefix` (SCAN, not KEYS: Redis is shared). */
+export async function deleteKeys(redisUrl: string, prefix: string): Promise<number> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let deleted = 0;
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 })) {
+      const batch = keys as string[];
+      if (batch.length > 0) deleted += await redis.del(...batch);
+    }
+    return deleted;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export class Platform {
+  readonly workers: Child[] = [];
+  private api: Child | undefined;
+  private generation = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly options: PlatformOptions,
+    readonly databaseUrl: string,
+    private readonly dropDatabase: () => Promise<void>,
+    /** A small pool on the bench database: the harness observes runs with SQL. */
+    readonly db: pg.Pool,
+    readonly prefix: string,
+    readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  url = "";
+  token = "";
+  client!: Rewind;
+
+  /** Creates the database; nothing is started yet (the floors run on a quiet machine first). */
+  static async create(options: PlatformOptions): Promise<Platform> {
+    const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (error) {
+      throw new Error(
+        `Redis at ${options.redisUrl} is unreachable (${(error as Error).message}): start it or set REDIS_URL`,
+      );
+    } finally {
+      redis.disconnect();
+    }
+    const database = await createTestDatabase("rewind_cluster_bench");
+    const prefix = `rewind-cluster-bench-${randomBytes(4).toString("hex")}`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      REDIS_URL: options.redisUrl,
+      REWIND_REDIS_PREFIX: prefix,
+      REWIND_BLOB_URL: path.join(options.logDir, "blobs"),
+      REWIND_HOST: "127.0.0.1",
+      NO_COLOR: "1",
+    };
+    delete env.REWIND_TOKEN;
+    delete env.REWIND_URL;
+    const db = new pg.Pool({ connectionString: database.url, max: 4 });
+    return new Platform(options, database.url, () => database.drop(), db, prefix, env);
+  }
+
+  /** `rewind migrate`, a token, `rewind api`, then the workers. */
+  async start(): Promise<void> {
+    await runCli(["migrate"], this.env);
+    this.token = (
+      await runCli(["token", "create", "--label", "cluster bench"], this.env)
+    ).stdout.trim();
+    if (!/^\S+$/.test(this.token))
+      throw new Error(`rewind token create printed no token: ${this.token}`);
+    const port = await freePort();
+    this.url = `http://127.0.0.1:${port}`;
+    this.api = launch("api", ["api", "--port", String(port)], this.launchOptions());
+    await this.api.waitFor(/API listening/, START_TIMEOUT_MS);
+    const health = await fetch(`${this.url}/healthz`);
+    if (!health.ok)
+      throw new Error(`rewind api answers ${health.status} on /healthz:\n${this.api.tail()}`);
+    this.client = new Rewind({ url: this.url, token: this.token });
+    await this.scaleWorkers(this.options.workers);
+  }
+
+  /** Starts or stops workers (gracefully, newest first) until `n` run. */
+  async scaleWorkers(n: number): Promise<void> {
+    const starting: Promise<Child>[] = [];
+    for (let i = this.workers.length; i < n; i++) starting.push(this.startWorker());
+    await Promise.all(starting);
+    while (this.workers.length > n) await this.stopWorker(this.workers.at(-1)!);
+  }
+
+  async startWorker(): Promise<Child> {
+    const name = `worker-${++this.generation}`;
+    const args = ["worker", "--toolset", TOOLS];
+    if (this.options.concurrency !== undefined)
+      args.push("--concurrency", String(this.options.concurrency));
+    const worker = launch(name, args, this.launchOptions());
+    this.workers.push(worker);
+    await worker.waitFor(/worker ready/, START_TIMEOUT_MS);
+    return worker;
+  }
+
+  /** SIGTERM: the worker stops taking activations and hands its hot runs back (their leases). */
+  async stopWorker(worker: Child): Promise<{ graceful: boolean; ms: number }> {
+    const t0 = performance.now();
+    const { graceful } = await stop(worker);
+    const at = this.workers.indexOf(worker);
+    if (at >= 0) this.workers.splice(at, 1);
+    return { graceful, ms: performance.now() - t0 };
+  }
+
+  /** The worker whose lease owner name (`worker:host:pid:…`) names this pid. */
+  workerOf(owner: string | null): Child | undefined {
+    const pid = Number(owner?.split(":")[2]);
+    return this.workers.find((w) => w.pid === pid);
+  }
+
+  /** name → pid of every live child, for CPU readings. */
+  pids(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const child of [this.api, ...this.workers])
+      if (child?.alive) out.set(child.name, child.pid);
+    return out;
+  }
+
+  /** Postgres backends serving the bench database right now. */
+  async backendPids(): Promise<Set<number>> {
+    const name = new URL(this.databaseUrl).pathname.slice(1);
+    const { rows } = await this.db.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1",
+      [name],
+    );
+    return new Set(rows.map((r) => r.pid));
+  }
+
+  /** The tail of every child's log: for a failure's message. */
+  logs(): string {
+    return [this.api, ...this.workers]
+      .filter((c): c is Child => c !== undefined)
+      .map((c) => `--- ${c.name} (pid ${c.pid}, ${c.logFile}) ---\n${c.tail()}`)
+      .join("\n");
+  }
+
+  /** Stops every child (gracefully when `graceful`), drops the database, deletes the keys. */
+  async close(graceful = true): Promise<string[]> {
+    if (this.closed) return [];
+    this.closed = true;
+    const problems: string[] = [];
+    const children = [...this.workers, ...(this.api ? [this.api] : [])];
+    await Promise.all(children.map((c) => stop(c, graceful ? 15_000 : 0)));
+    await this.db.end().catch((e: unknown) => problems.push(`closing the pool: ${String(e)}`));
+    await this.dropDatabase().catch((e: unknown) =>
+      problems.push(`dropping the database: ${String(e)}`),
+    );
+    await deleteKeys(this.options.redisUrl, this.prefix).catch((e: unknown) =>
+      problems.push(`deleting Redis keys ${this.prefix}*: ${String(e)}`),
+    );
+    return problems;
+  }
+
+  private launchOptions() {
+    const nodeArgs: string[] = [];
+    if (this.options.cpuProf) {
+      const dir = path.join(this.options.logDir, "profiles");
+      mkdirSync(dir, { recursive: true });
+      nodeArgs.push("--cpu-prof", "--cpu-prof-dir", dir);
+    }
+    return { env: this.env, logDir: this.options.logDir, nodeArgs };
+  }
+}
