@@ -83,6 +83,7 @@ export class CountingServer {
 /** One `rewind …` process; its stderr is kept for the failure message. */
 export class ServiceProcess {
   log = "";
+  ready = false;
   readonly exited: Promise<number | null>;
 
   constructor(readonly child: ChildProcess) {
@@ -175,7 +176,7 @@ export class Cluster {
     this.workers.push(worker);
     await until(
       "the worker to be ready",
-      async () => worker.log.includes("worker ready"),
+      async () => (worker.ready = worker.log.includes("worker ready")),
       30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${worker.log}`);
