@@ -363,3 +363,70 @@ describe("cold replay in fast slices", () => {
     slow.dispose();
   });
 });
+
+describe("duplicate activations", () => {
+  it("never append twice: the same run activated again and again by two workers at once", async () => {
+    const { seen, toolset } = tools();
+    const a = executor(toolset, "dup-a");
+    const b = executor(toolset, "dup-b");
+    const source = `import { tools } from "rewind";
+      export default async (input: { n: number }) => {
+        let total = 0;
+        for (let i = 0; i < 5; i++) total += (await tools.charge({ n: input.n, i })).args.i;
+        return total;
+      };`;
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, n) => submit(source, { n })));
+    // The same doorbell delivered to both workers, several times, while runs are under way (a job
+    // enqueued twice; a job redelivered after a stalled lock while the first delivery still runs).
+    for (let round = 0; round < 5; round++) {
+      await Promise.all(ids.flatMap((id) => [a.exec.activate(id), b.exec.activate(id)]));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await until(async () => {
+      const runs = await Promise.all(ids.map((id) => store.getRun(id)));
+      return runs.every((run) => run?.status === "completed");
+    }, 20_000);
+    for (const id of ids) {
+      const journal = await store.readJournal(id);
+      expect(journal.map((e) => e.kind)).toEqual([
+        "run.started",
+        ...Array.from({ length: 5 }, () => ["call", "call.result"]).flat(),
+        "run.completed",
+      ]);
+      expect((await store.getRun(id))?.result).toBe(10);
+    }
+    // Each call reached the tool once: a duplicate activation found the lease taken.
+    const callIds = seen.map((s) => s.callId);
+    expect(new Set(callIds).size).toBe(callIds.length);
+    expect(callIds).toHaveLength(50);
+    await Promise.all([a.exec.close(), b.exec.close()]);
+  });
+});
+
+describe("the hot-run cache", () => {
+  it("stays within its bound in heap bytes, dropping the least recently active idle runs", async () => {
+    const { toolset } = tools();
+    const bounded = new Sandbox({ mode: "async", runsPerIsolate: 16 });
+    const { exec } = executor(toolset, "bounded", { sandbox: bounded, maxHotBytes: 8 * 1024 ** 2 });
+    try {
+      const source = `import { waitForSignal } from "rewind";
+        const ballast = Array.from({ length: 2000 }, (_, i) => ({ i, text: "x".repeat(100) }));
+        export default async () => (await waitForSignal("go")) ?? ballast.length;`;
+      const ids = await Promise.all(Array.from({ length: 60 }, () => submit(source)));
+      for (const id of ids) {
+        await exec.activate(id);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // one heap reading a second at most
+      }
+      // Each run holds ~300 KB: 60 of them would need ~18 MB; the cache kept within 8 MB.
+      expect(exec.hotRuns).toBeLessThan(45);
+      expect(bounded.heapUsedBytes()).toBeLessThan(12 * 1024 ** 2);
+      // An evicted run is replayed cold when it is needed, and completes.
+      await store.addInbox(ids[0]!, { kind: "signal", name: "go", payload: 1 });
+      await exec.activate(ids[0]!);
+      await until(async () => (await store.getRun(ids[0]!))?.status === "completed");
+    } finally {
+      await exec.close();
+      bounded.dispose();
+    }
+  }, 60_000);
+});
