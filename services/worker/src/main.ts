@@ -88,13 +88,16 @@ export async function startWorker(options: WorkerOptions) {
     onError: (runId, error) =>
       log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
   });
-  // Epoch routing: this build replays epoch 1; its queue is the only one it takes from.
-  const epochs = [1];
+  // Only the queues of the epochs this build can replay: a run of another epoch waits for a
+  // worker that can (a gauge shows how many wait).
   queue.consume((runId) => executor.activate(runId), {
     concurrency: options.concurrency ?? 64,
-    epochs,
+    epochs: executor.epochs,
     holder: owner,
   });
+  log(
+    `taking activations of epoch${executor.epochs.length === 1 ? "" : "s"} ${executor.epochs.join(", ")}`,
+  );
   const wake = new WakeUp(store, (route) => queue.ring(route), {
     strandedAfterMs: Math.max(2_000, config.REWIND_LEASE_MS / 2),
   });

@@ -103,7 +103,8 @@ export class Executor {
   private readonly now: () => number;
   private renewal: NodeJS.Timeout | undefined;
   private readonly maxValueBytes: number;
-  private readonly epochs: readonly number[];
+  /** The determinism epochs this executor replays: its worker takes those epochs' activations. */
+  readonly epochs: readonly number[];
   /** Draining: activations from outside are refused; outcomes of calls still in flight are not. */
   private draining = false;
   private heapCheckedAt = 0;
