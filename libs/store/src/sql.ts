@@ -42,6 +42,14 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
     },
     async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
       const client = await pool.connect();
+      // While a client is checked out the pool does not listen for its errors. A server that
+      // stops (or terminates the backend) between two queries of the transaction makes the
+      // client emit 'error' with no query to fail: unheard, that event would crash the process.
+      // Heard here, it marks the client broken; the query that follows fails and the caller
+      // retries (the journal is fenced: a half-done transaction was rolled back by the server).
+      let broken: Error | undefined;
+      const onError = (error: Error) => (broken = error);
+      client.on("error", onError);
       try {
         await client.query("BEGIN");
         const result = await body({
@@ -55,10 +63,12 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
         await client.query("COMMIT");
         return result;
       } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
+        if (broken === undefined) await client.query("ROLLBACK").catch(() => {});
         throw error;
       } finally {
-        client.release();
+        client.removeListener("error", onError);
+        // A broken client is destroyed rather than handed to the next transaction.
+        client.release(broken);
       }
     },
     close: () => pool.end(),

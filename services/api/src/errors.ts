@@ -1,5 +1,6 @@
 import { ERROR_TABLE, RewindError, type ErrorCode } from "@rewind/core";
 import type { z } from "zod";
+import { databaseUnavailable } from "@rewind/store";
 
 /** The body of every error the API answers with. */
 export interface ErrorBody {
@@ -17,9 +18,9 @@ export function notFound(what: string): RewindError {
 
 /**
  * Anything thrown while handling a request, as the status and body to answer with. Rewind errors
- * keep their code; fastify's own (body too large, bad JSON, unknown media type) get one from the
- * table; anything else is unexpected and answered without its message or stack, which may hold
- * internals.
+ * keep their code; an unreachable database is UNAVAILABLE (503, retry); fastify's own (body too
+ * large, bad JSON, unknown media type) get one from the table; anything else is unexpected and
+ * answered without its message or stack, which may hold internals.
  */
 export function toHttpError(error: unknown): {
   status: number;
@@ -32,6 +33,9 @@ export function toHttpError(error: unknown): {
     if (typeof field === "string") body.error.field = field;
     return { status: ERROR_TABLE[error.code].http, body, expected: true };
   }
+  // The database stopped or restarting: a 503 that says so and to retry; not a bug to log.
+  const unavailable = databaseUnavailable(error);
+  if (unavailable !== undefined) return fromCode(unavailable.code, unavailable.message);
   const fastifyCode = (error as { code?: unknown } | null)?.code;
   const known = typeof fastifyCode === "string" ? FASTIFY_ERRORS[fastifyCode] : undefined;
   if (known !== undefined) return fromCode(known[0], known[1], known[2]);

@@ -1,4 +1,5 @@
 import { RewindError } from "@rewind/core";
+import { databaseUnavailable } from "@rewind/store";
 import type { z } from "zod";
 import { defineRoute } from "../route.js";
 import { Health, Root } from "../schemas.js";
@@ -55,10 +56,16 @@ export const readyz = defineRoute({
     try {
       await Promise.race([ctx.store.listRuns({ namespace: "", limit: 1 }), timeout]);
     } catch (error) {
-      ctx.log.error("readiness check: the store does not answer", error);
+      // A stopped database is an expected state (one line); anything else is logged in full.
+      const unavailable = databaseUnavailable(error);
+      const reason = unavailable?.details.reason;
+      ctx.log.error(
+        "readiness check: the store does not answer",
+        unavailable === undefined ? error : `the database is unavailable (${String(reason)})`,
+      );
       throw new RewindError(
         "UNAVAILABLE",
-        "The store does not answer: check DATABASE_URL and that the database is up (details in the server's log)",
+        "The store (the database) does not answer: retry in a few seconds; if it lasts, check DATABASE_URL and that the database is up (details in the server's log)",
       );
     } finally {
       clearTimeout(timer);
