@@ -13,3 +13,4 @@ export { WakeUp } from "./live/wake-up.js";
 export { GroupCommitter } from "./live/group-commit.js";
 export { checkReplay, type ReplayCheck } from "./replay-check.js";
 export { previewFork, type ForkPreview } from "./fork-preview.js";
+export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-pool.js";

@@ -1,4 +1,10 @@
 import type { ErrorData, Json, JournalEntry } from "@rewind/core";
+import type {
+  EpochView,
+  QuarantineActionResult,
+  QuarantineDetail,
+  QuarantineSummary,
+} from "./quarantine.js";
 
 export type RunStatus =
   "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
@@ -33,6 +39,14 @@ export interface ForkPreview {
   reused: number;
   firstLive?: { seq: number; kind: string; label: string; callsite?: string };
   runAgain: { seq: number; name: string; callId: string; callsite?: string }[];
+}
+
+/** Whether a script matches a run's journal; if not, the first divergence (seq, both sides). */
+export interface ReplayResult {
+  matches: boolean;
+  entries?: number;
+  message?: string;
+  divergence?: Record<string, unknown>;
 }
 
 /** An error answered by the API: its code from Rewind's error table, and what to do. */
@@ -114,19 +128,52 @@ export class Rewind {
       }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, fork),
     /** Checks the run's script (or a corrected one) against its journal; nothing is called. */
     replay: (id: string, script?: StartRun["script"]) =>
-      this.request<{
-        matches: boolean;
-        entries?: number;
-        message?: string;
-        divergence?: Record<string, unknown>;
-      }>(
+      this.request<ReplayResult>(
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/replay`,
         script === undefined ? {} : { script },
       ),
+    /**
+     * The same check over many runs in one request (at most 200 ids): a script (or each run's
+     * own) against each run's journal. One row per id, in order; a missing run has `error`.
+     */
+    replayMany: (ids: readonly string[], script?: StartRun["script"]) =>
+      this.request<{
+        checks: (ReplayResult & { runId: string; error?: { code: string; message: string } })[];
+      }>("POST", "/v1/replay", script === undefined ? { runs: ids } : { runs: ids, script }),
     cancel: (id: string) =>
       this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };
+
+  /** Operators' side of quarantine: runs whose replay diverged, held until released or given up. */
+  readonly quarantine = {
+    list: (page: { limit?: number; before?: string } = {}) =>
+      this.request<{ runs: QuarantineSummary[]; next?: string }>(
+        "GET",
+        `/v1/quarantine${query(page)}`,
+      ),
+    get: (id: string) =>
+      this.request<QuarantineDetail>("GET", `/v1/quarantine/${encodeURIComponent(id)}`),
+    /** Replays the run on its own epoch, or `epoch`; waits up to `wait` ("5s") for it to happen. */
+    release: (id: string, options: { epoch?: number; wait?: string } = {}) =>
+      this.request<QuarantineActionResult>(
+        "POST",
+        `/v1/quarantine/${encodeURIComponent(id)}/release${query({ wait: options.wait })}`,
+        options.epoch === undefined ? {} : { epoch: options.epoch },
+      ),
+    /** Fails the run (code GIVEN_UP) with the reason; waits up to `wait` for it to happen. */
+    giveUp: (id: string, options: { reason?: string; wait?: string } = {}) =>
+      this.request<QuarantineActionResult>(
+        "POST",
+        `/v1/quarantine/${encodeURIComponent(id)}/give-up${query({ wait: options.wait })}`,
+        options.reason === undefined ? {} : { reason: options.reason },
+      ),
+  };
+
+  /** The determinism epochs the server's build supports, with the live runs on each. */
+  epochs(): Promise<{ current: number; epochs: EpochView[] }> {
+    return this.request("GET", "/v1/epochs");
+  }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {};

@@ -16,4 +16,14 @@ export {
   type StartRun,
   type RunStatus,
   type ForkPreview,
+  type ReplayResult,
 } from "./client.js";
+export type {
+  EntryLabel,
+  EpochView,
+  PendingQuarantineRequest,
+  QuarantineActionResult,
+  QuarantineDetail,
+  QuarantineEvent,
+  QuarantineSummary,
+} from "./quarantine.js";

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
 import { CURRENT_EPOCH } from "@rewind/sandbox";
+import { ReplayPool, type ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { ApiContext, ApiLog } from "./context.js";
 import type { Doorbell } from "./doorbell.js";
@@ -14,7 +15,7 @@ import { readJournal } from "./routes/journal.js";
 import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
 import { forkRun } from "./routes/fork.js";
-import { replayRun } from "./routes/replay.js";
+import { replayRun, replayRuns } from "./routes/replay.js";
 import { registerMetrics } from "./routes/metrics.js";
 import { listEpochs } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
@@ -44,6 +45,11 @@ export interface ApiOptions {
    * same process looks at once (across processes it polls).
    */
   onQuarantineRequest?: (runId: string) => void;
+  /**
+   * Where replay checks and fork previews run (default: a pool of worker threads, one per
+   * core, started on first use and closed with the API).
+   */
+  replays?: ReplayChecks;
 }
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -67,6 +73,7 @@ const ROUTES: readonly Route[] = [
   giveUpRun,
   listEpochs,
   replayRun,
+  replayRuns,
 ];
 
 /**
@@ -76,9 +83,11 @@ const ROUTES: readonly Route[] = [
  */
 export function createApi(options: ApiOptions): FastifyInstance {
   const shutdown = new AbortController();
+  const replays = options.replays ?? new ReplayPool();
   const ctx: ApiContext = {
     store: options.store,
     doorbell: options.doorbell,
+    replays,
     changes: options.changes ?? POLL_ONLY,
     version: options.version,
     epoch: options.epoch ?? CURRENT_EPOCH,
@@ -132,6 +141,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
   // Long-polls answer at once when the API closes, rather than holding the close for a minute;
   // requests that still arrive are sent elsewhere (a load balancer retries a 503).
   app.addHook("preClose", async () => shutdown.abort());
+  if (options.replays === undefined) app.addHook("onClose", async () => replays.close());
   app.addHook("onRequest", async (_request, reply) => {
     if (!shutdown.signal.aborted) return;
     void reply.header("Connection", "close");

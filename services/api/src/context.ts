@@ -1,3 +1,4 @@
+import type { ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { Doorbell } from "./doorbell.js";
 import type { RunChanges } from "./run-changes.js";
@@ -6,6 +7,8 @@ import type { RunChanges } from "./run-changes.js";
 export interface ApiContext {
   store: Store;
   doorbell: Doorbell;
+  /** Re-executes scripts against journals off the event loop (replay checks, fork previews). */
+  replays: ReplayChecks;
   changes: RunChanges;
   version: string;
   /** The determinism epoch new runs are created on. */

@@ -35,6 +35,7 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/runs/{id}/cancel",
         "POST /v1/runs/{id}/fork",
         "POST /v1/runs/{id}/replay",
+        "POST /v1/replay",
         "GET /v1/quarantine",
         "GET /v1/quarantine/{id}",
         "POST /v1/quarantine/{id}/release",

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { checkReplay } from "@rewind/executor";
+import type { ReplayCheck as Check } from "@rewind/executor";
+import type { StoredScript } from "@rewind/store";
+import type { ApiContext } from "../context.js";
 import { notFound } from "../errors.js";
-import { apiSandbox } from "../sandbox.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
 import { CreateRunBody, RunIdParams } from "../schemas.js";
@@ -42,11 +43,102 @@ export const replayRun = defineRoute({
     const script = await ctx.store.getScript(hash);
     if (script === undefined) throw notFound(`The script ${hash} is not stored`);
     const journal = await ctx.store.readJournal(run.id);
-    const check = await checkReplay(apiSandbox(), script, journal);
-    return (
-      check.matches
-        ? { matches: true, entries: check.entries }
-        : { matches: false, message: check.message, divergence: { ...check.divergence } }
-    ) satisfies z.input<typeof ReplayCheck>;
+    return view(await ctx.replays.check(script, journal));
   },
 });
+
+function view(check: Check): z.input<typeof ReplayCheck> {
+  return check.matches
+    ? { matches: true, entries: check.entries }
+    : { matches: false, message: check.message, divergence: { ...check.divergence } };
+}
+
+/** The most runs one batch may name: a CLI checking thousands sends several batches. */
+export const MAX_REPLAY_BATCH = 200;
+/** Journals in memory at once per batch: enough to keep every replay thread busy. */
+const IN_FLIGHT = 16;
+
+export const ReplayBatchBody = z.strictObject({
+  script: CreateRunBody.shape.script.optional().meta({
+    description:
+      "A corrected script to check against every run's history (default: each run's own)",
+  }),
+  runs: z
+    .array(RunIdParams.shape.id)
+    .min(1, { error: "runs names at least one run id" })
+    .max(MAX_REPLAY_BATCH, {
+      error: `runs names at most ${MAX_REPLAY_BATCH} run ids: send several batches`,
+    })
+    .meta({ description: "The runs to check (GET /v1/runs lists them)" }),
+});
+
+export const ReplayBatchCheck = ReplayCheck.extend({
+  runId: z.string(),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .optional()
+    .meta({ description: "Why the run could not be checked (e.g. NOT_FOUND)" }),
+});
+
+/**
+ * The replay check over many runs in one request: `rewind replay --all` gating a deploy on a
+ * thousand open runs. One request per batch instead of one per run, and the replays spread over
+ * the replay threads while this thread reads the next journals. A run that is not there (or not
+ * in this namespace) is reported in its row, not as the batch's failure.
+ */
+export const replayRuns = defineRoute({
+  method: "POST",
+  path: "/v1/replay",
+  operationId: "replayRuns",
+  summary: "Check a script (or each run's own) against the journals of many runs",
+  auth: true,
+  body: ReplayBatchBody,
+  responses: {
+    200: {
+      description: "One check per run named, in the order named",
+      schema: z.object({ checks: z.array(ReplayBatchCheck) }),
+    },
+  },
+  errors: [401, 413, 422, 503],
+  async handle({ body, namespace }, ctx) {
+    const given =
+      body.script === undefined
+        ? undefined
+        : await loadScript(ctx, await storeScript(body.script, ctx));
+    const scripts = new Map<string, Promise<StoredScript>>();
+    const checkOne = async (runId: string): Promise<z.input<typeof ReplayBatchCheck>> => {
+      const journal = await ctx.store.readJournal(runId);
+      const started = journal[0];
+      // The namespace is read from the journal itself: no run of another tenant is ever replayed.
+      if (started?.kind !== "run.started" || started.namespace !== namespace)
+        return {
+          runId,
+          matches: false,
+          error: { code: "NOT_FOUND", message: `No run ${runId} in this namespace: check the id` },
+        };
+      let script = given;
+      if (script === undefined) {
+        const hash = started.scriptHash;
+        if (!scripts.has(hash)) scripts.set(hash, loadScript(ctx, hash));
+        script = await scripts.get(hash)!;
+      }
+      return { runId, ...view(await ctx.replays.check(script, journal)) };
+    };
+    const checks: z.input<typeof ReplayBatchCheck>[] = new Array(body.runs.length);
+    let next = 0;
+    const lane = async () => {
+      while (next < body.runs.length) {
+        const i = next++;
+        checks[i] = await checkOne(body.runs[i]!);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, body.runs.length) }, lane));
+    return { checks };
+  },
+});
+
+async function loadScript(ctx: ApiContext, hash: string): Promise<StoredScript> {
+  const script = await ctx.store.getScript(hash);
+  if (script === undefined) throw notFound(`The script ${hash} is not stored`);
+  return script;
+}
