@@ -32,6 +32,7 @@ export interface BullMqOptions {
 export class BullMqQueue implements ActivationQueue {
   private readonly queues = new Map<number, Queue>();
   private readonly workers: Worker[] = [];
+  private readonly connections: Redis[] = [];
   private subscriber: Redis | undefined;
 
   private constructor(
@@ -82,11 +83,14 @@ export class BullMqQueue implements ActivationQueue {
   consume(handler: (runId: string) => Promise<void>, options: ConsumeOptions = {}): void {
     for (const epoch of options.epochs ?? [1]) {
       this.queue(epoch); // to cancel sticky fallbacks on it
+      // BullMQ leaves a connection it is given open on close: keep it to close it ourselves.
+      const connection = this.connection.duplicate();
+      this.connections.push(connection);
       const worker = new Worker(
         queueName(epoch),
         async (job) => handler((job.data as { runId: string }).runId),
         {
-          connection: this.connection.duplicate(),
+          connection,
           prefix: this.prefix,
           concurrency: options.concurrency ?? 64,
         },
@@ -110,6 +114,7 @@ export class BullMqQueue implements ActivationQueue {
     this.subscriber?.disconnect();
     this.subscriber = undefined;
     await Promise.all(this.workers.splice(0).map((worker) => worker.close()));
+    for (const connection of this.connections.splice(0)) connection.disconnect();
   }
 
   async close(): Promise<void> {

@@ -244,3 +244,57 @@ async function openRuns(cluster: Cluster, total: number): Promise<number> {
   }
   return seen < total ? total : open;
 }
+
+describe("graceful shutdown", () => {
+  const cluster = new Cluster({
+    env: { REWIND_LEASE_MS: "3000", REWIND_STICKY_TIMEOUT_MS: "300" },
+  });
+  beforeAll(() => cluster.start(), 60_000);
+  afterAll(() => cluster.close(), 30_000);
+
+  it("on SIGTERM finishes calls in flight, hands its runs back, and exits; another worker goes on", async () => {
+    const first = await cluster.startWorker();
+    const slow = await compileScript({ file: path.join(here, "slow.ts") });
+    const waiting = await compileScript({
+      source: `import { waitForSignal, tools } from "rewind";
+        export default async () => {
+          const go = await waitForSignal<{ n: number }>("go");
+          return (await tools.lookup({ q: "n".repeat(go?.n ?? 0) })).answer;
+        };`,
+      filename: "waits.ts",
+    });
+    const busy = await cluster.api.runs.start({
+      script: slow,
+      input: { key: "graceful", ms: 3000 },
+      toolset: "shop",
+    });
+    const idle = await cluster.api.runs.start({ script: waiting, input: null, toolset: "shop" });
+    await until(
+      "the slow call to be in flight",
+      async () => [...cluster.counter.seen.values()].some((c) => c.tool === "slow"),
+      20_000,
+    );
+    await until(
+      "the idle run to wait",
+      async () => (await cluster.api.runs.get(idle.id)).status === "waiting",
+      20_000,
+    );
+    await cluster.startWorker();
+    first.worker.child.kill("SIGTERM");
+    expect(await first.worker.exited).toBe(0);
+    expect(first.worker.log).toContain("stopping");
+    // It waited for the call in flight rather than leaving it to run again elsewhere.
+    const slowCalls = [...cluster.counter.seen.values()].filter((c) => c.tool === "slow");
+    expect(slowCalls).toEqual([expect.objectContaining({ calls: 1 })]);
+    // Both runs go on at the other worker at once, without waiting for a lease to expire.
+    await cluster.api.runs.signal(idle.id, "go", { n: 4 });
+    for (const id of [busy.id, idle.id]) {
+      const result = await cluster.api.runs.result(id, "20s");
+      expect(result.status, id).toBe("completed");
+    }
+    expect((await cluster.api.runs.get(idle.id)).result).toBe(4);
+    expect([...cluster.counter.seen.values()].filter((c) => c.tool === "slow")).toEqual([
+      expect.objectContaining({ calls: 1 }),
+    ]);
+  }, 90_000);
+});
