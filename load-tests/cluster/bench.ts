@@ -19,6 +19,7 @@ import type { Bench } from "./context.js";
 import { parseFlags, type Workload } from "./flags.js";
 import { bullmqFloor, postgresFloor } from "./floors.js";
 import { Platform } from "./platform.js";
+import { printProfiles } from "./profile-summary.js";
 import { fmtMs, rate } from "./print.js";
 import { assertBuilt, killAll } from "./processes.js";
 import { w1Throughput } from "./w1-throughput.js";
@@ -60,6 +61,7 @@ try {
     redisUrl: flags.redisUrl,
     logDir,
     cpuProf: flags.cpuProf,
+    countQueries: flags.countQueries,
     ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
   });
   const bench: Bench = { platform, report, flags, floors: {} };
@@ -104,6 +106,7 @@ try {
 } finally {
   const problems = (await platform?.close()) ?? [];
   for (const problem of problems) console.error(`cleanup: ${problem}`);
+  if (flags.cpuProf && platform) printProfiles(platform.profileDir, platform.names);
 }
 
 report.print();

@@ -25,6 +25,7 @@ export interface Flags {
   idle: number;
   idleWorkers: number;
   cpuProf: boolean;
+  countQueries: boolean;
   redisUrl: string;
 }
 
@@ -39,6 +40,7 @@ const USAGE = `npm run bench:cluster -w load-tests -- [flags]
   --hot-pokes N --cold-pokes N     W3: hot and cold activations timed (default 10 and 3)
   --idle N --idle-workers N   W4: idle runs, on how many workers (default 5000 on 1)
   --cpu-prof                  run the API and workers under node --cpu-prof
+  --count-queries             count Postgres queries and Redis commands per W1 run
 REDIS_URL (default redis://127.0.0.1:6379), TEST_DATABASE_URL (the Postgres server).`;
 
 export function parseFlags(argv: readonly string[]): Flags {
@@ -59,6 +61,7 @@ export function parseFlags(argv: readonly string[]): Flags {
       idle: { type: "string" },
       "idle-workers": { type: "string" },
       "cpu-prof": { type: "boolean" },
+      "count-queries": { type: "boolean" },
       help: { type: "boolean" },
     },
   });
@@ -97,6 +100,7 @@ export function parseFlags(argv: readonly string[]): Flags {
     idle: count("idle", 5_000),
     idleWorkers: count("idle-workers", 1),
     cpuProf: values["cpu-prof"] === true,
+    countQueries: values["count-queries"] === true,
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   };
 }

@@ -16,6 +16,7 @@ import { createTestDatabase } from "@rewind/store/testing";
 import { launch, runCli, stop, type Child } from "./processes.js";
 
 const TOOLS = fileURLToPath(new URL("./tools.ts", import.meta.url));
+const QUERY_COUNTER = fileURLToPath(new URL("./query-counter.mjs", import.meta.url));
 const START_TIMEOUT_MS = 60_000;
 
 export interface PlatformOptions {
@@ -26,6 +27,8 @@ export interface PlatformOptions {
   concurrency?: number;
   /** Run the API and workers under `node --cpu-prof` (profiles in logDir/profiles). */
   cpuProf: boolean;
+  /** Load query-counter.mjs into the API and workers (counts in logDir/counts). */
+  countQueries: boolean;
 }
 
 async function freePort(): Promise<number> {
@@ -56,6 +59,10 @@ export async function deleteKeys(redisUrl: string, prefix: string): Promise<numb
 
 export class Platform {
   readonly workers: Child[] = [];
+  /** Each worker's /metrics address. */
+  private readonly metricsUrls = new Map<Child, string>();
+  /** pid → name of every child started, for the CPU profiles they leave. */
+  readonly names = new Map<number, string>();
   private api: Child | undefined;
   private generation = 0;
   private closed = false;
@@ -96,6 +103,11 @@ export class Platform {
       REWIND_REDIS_PREFIX: prefix,
       REWIND_BLOB_URL: path.join(options.logDir, "blobs"),
       REWIND_HOST: "127.0.0.1",
+      // Workers serve /metrics on a free port (read from their log): the harness scrapes them.
+      REWIND_HEALTH_PORT: "0",
+      // Calls in flight at a SIGTERM get 3 s (the trivial tool needs none of it), inside the 5 s
+      // the leash gives a stopping process (REWIND_BENCH_EXIT_MS).
+      REWIND_SHUTDOWN_GRACE_MS: "3000",
       NO_COLOR: "1",
     };
     delete env.REWIND_TOKEN;
@@ -115,6 +127,7 @@ export class Platform {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
     this.api = launch("api", ["api", "--port", String(port)], this.launchOptions());
+    this.names.set(this.api.pid, "api");
     await this.api.waitFor(/API listening/, START_TIMEOUT_MS);
     const health = await fetch(`${this.url}/healthz`);
     if (!health.ok)
@@ -138,17 +151,29 @@ export class Platform {
       args.push("--concurrency", String(this.options.concurrency));
     const worker = launch(name, args, this.launchOptions());
     this.workers.push(worker);
+    this.names.set(worker.pid, name);
     await worker.waitFor(/worker ready/, START_TIMEOUT_MS);
+    const health = worker.find(/health and metrics on (\S+)\/healthz/);
+    if (health) this.metricsUrls.set(worker, `${health[1]}/metrics`);
     return worker;
   }
 
   /** SIGTERM: the worker stops taking activations and hands its hot runs back (their leases). */
-  async stopWorker(worker: Child): Promise<{ graceful: boolean; ms: number }> {
+  async stopWorker(worker: Child): Promise<{ graceful: boolean; hung: boolean; ms: number }> {
     const t0 = performance.now();
-    const { graceful } = await stop(worker);
+    const outcome = await stop(worker);
     const at = this.workers.indexOf(worker);
     if (at >= 0) this.workers.splice(at, 1);
-    return { graceful, ms: performance.now() - t0 };
+    this.metricsUrls.delete(worker);
+    return { ...outcome, ms: performance.now() - t0 };
+  }
+
+  /** The running workers with their /metrics address (when they serve one). */
+  workerMetrics(): { name: string; metricsUrl?: string }[] {
+    return this.workers.map((w) => {
+      const url = this.metricsUrls.get(w);
+      return url === undefined ? { name: w.name } : { name: w.name, metricsUrl: url };
+    });
   }
 
   /** The worker whose lease owner name (`worker:host:pid:…`) names this pid. */
@@ -189,7 +214,13 @@ export class Platform {
     this.closed = true;
     const problems: string[] = [];
     const children = [...this.workers, ...(this.api ? [this.api] : [])];
-    await Promise.all(children.map((c) => stop(c, graceful ? 15_000 : 0)));
+    const stops = await Promise.all(children.map((c) => stop(c, graceful ? 15_000 : 0)));
+    stops.forEach(({ hung }, i) => {
+      if (hung && graceful)
+        problems.push(
+          `${children[i]!.name} did not exit by itself after SIGTERM (the leash ended it)`,
+        );
+    });
     await this.db.end().catch((e: unknown) => problems.push(`closing the pool: ${String(e)}`));
     await this.dropDatabase().catch((e: unknown) =>
       problems.push(`dropping the database: ${String(e)}`),
@@ -200,13 +231,26 @@ export class Platform {
     return problems;
   }
 
+  get countsDir(): string {
+    return path.join(this.options.logDir, "counts");
+  }
+
+  get profileDir(): string {
+    return path.join(this.options.logDir, "profiles");
+  }
+
   private launchOptions() {
     const nodeArgs: string[] = [];
     if (this.options.cpuProf) {
-      const dir = path.join(this.options.logDir, "profiles");
-      mkdirSync(dir, { recursive: true });
-      nodeArgs.push("--cpu-prof", "--cpu-prof-dir", dir);
+      mkdirSync(this.profileDir, { recursive: true });
+      nodeArgs.push("--cpu-prof", "--cpu-prof-dir", this.profileDir);
     }
-    return { env: this.env, logDir: this.options.logDir, nodeArgs };
+    let env = this.env;
+    if (this.options.countQueries) {
+      mkdirSync(this.countsDir, { recursive: true });
+      nodeArgs.push("--import", QUERY_COUNTER);
+      env = { ...env, REWIND_BENCH_COUNTS_DIR: this.countsDir };
+    }
+    return { env, logDir: this.options.logDir, nodeArgs };
   }
 }

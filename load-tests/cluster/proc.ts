@@ -5,6 +5,7 @@
  * figures are "this database's backends" where that can be told apart, and "all" otherwise.
  */
 import { readFileSync, readdirSync } from "node:fs";
+import { loadavg } from "node:os";
 
 const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
@@ -102,13 +103,14 @@ export function coresUsed(
   before: CpuSnapshot,
   after: CpuSnapshot,
   benchPids: ReadonlySet<number>,
-): { name: string; cores: number }[] {
+): CpuUse[] {
   const wall = (after.at - before.at) / 1000;
-  const rows: { name: string; cores: number }[] = [];
+  const rows: CpuUse[] = [];
+  const push = (name: string, seconds: number) =>
+    rows.push({ name, seconds, cores: seconds / wall });
   for (const [name, { pid, cpu }] of after.children) {
     const start = before.children.get(name);
-    const used = start?.pid === pid ? cpu - start.cpu : cpu;
-    rows.push({ name, cores: used / wall });
+    push(name, start?.pid === pid ? cpu - start.cpu : cpu);
   }
   const delta = (a: Map<number, number>, b: Map<number, number>, only?: ReadonlySet<number>) => {
     let sum = 0;
@@ -116,20 +118,27 @@ export function coresUsed(
       if (only === undefined || only.has(pid)) sum += cpu - (a.get(pid) ?? 0);
     return sum;
   };
-  rows.push({
-    name: "postgres (bench db backends)",
-    cores: delta(before.postgres, after.postgres, benchPids) / wall,
-  });
-  rows.push({
-    name: "postgres (all, shared)",
-    cores: delta(before.postgres, after.postgres) / wall,
-  });
-  rows.push({ name: "redis (shared)", cores: delta(before.redis, after.redis) / wall });
-  rows.push({ name: "harness", cores: (after.harness - before.harness) / wall });
-  rows.push({ name: "machine (everyone)", cores: (after.machine - before.machine) / wall });
+  push(BENCH_POSTGRES, delta(before.postgres, after.postgres, benchPids));
+  push("postgres (all, shared)", delta(before.postgres, after.postgres));
+  push("redis (shared)", delta(before.redis, after.redis));
+  push("harness", after.harness - before.harness);
+  push("machine (everyone)", after.machine - before.machine);
   return rows;
 }
 
-export function formatCores(rows: readonly { name: string; cores: number }[]): string {
-  return rows.map((r) => `${r.name} ${r.cores.toFixed(2)}`).join(", ");
+export const BENCH_POSTGRES = "postgres (bench db backends)";
+
+export interface CpuUse {
+  name: string;
+  /** CPU seconds used in the window. */
+  seconds: number;
+  /** Cores used on average (seconds / wall seconds). */
+  cores: number;
+}
+
+export function formatCores(rows: readonly CpuUse[]): string {
+  return (
+    rows.map((r) => `${r.name} ${r.cores.toFixed(2)}`).join(", ") +
+    `; load average ${loadavg()[0]!.toFixed(1)}`
+  );
 }

@@ -34,6 +34,8 @@ export interface Child {
   readonly alive: boolean;
   /** The last lines it wrote, for error messages. */
   tail(): string;
+  /** The first line of its output so far (the last 40 lines) that matches `pattern`. */
+  find(pattern: RegExp): RegExpExecArray | undefined;
   /** Waits for a line of its output matching `pattern`; fails if it exits or time runs out. */
   waitFor(pattern: RegExp, timeoutMs: number): Promise<void>;
 }
@@ -92,6 +94,13 @@ export function launch(name: string, args: readonly string[], options: LaunchOpt
       return alive;
     },
     tail,
+    find(pattern) {
+      for (const line of lines) {
+        const match = pattern.exec(line);
+        if (match) return match;
+      }
+      return undefined;
+    },
     waitFor(pattern, timeoutMs) {
       if (lines.some((l) => pattern.test(l))) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
@@ -120,9 +129,16 @@ export function launch(name: string, args: readonly string[], options: LaunchOpt
   };
 }
 
-/** SIGTERM (graceful: a worker hands its hot runs back), then SIGKILL after `graceMs`. */
-export async function stop(child: Child, graceMs = 15_000): Promise<{ graceful: boolean }> {
-  if (!child.alive) return { graceful: true };
+/**
+ * SIGTERM (graceful: a worker hands its hot runs back), then SIGKILL after `graceMs`. `hung`:
+ * the leash had to end it (its shutdown finished, but the process would not exit by itself).
+ */
+export async function stop(
+  child: Child,
+  graceMs = 15_000,
+): Promise<{ graceful: boolean; hung: boolean }> {
+  const hung = () => child.find(/^\[leash\] still running/) !== undefined;
+  if (!child.alive) return { graceful: true, hung: hung() };
   process.kill(child.pid, "SIGTERM");
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<"late">(
@@ -130,10 +146,10 @@ export async function stop(child: Child, graceMs = 15_000): Promise<{ graceful: 
   );
   const first = await Promise.race([child.exited, late]);
   clearTimeout(timer);
-  if (first !== "late") return { graceful: true };
+  if (first !== "late") return { graceful: !hung(), hung: hung() };
   if (child.alive) process.kill(child.pid, "SIGKILL");
   await child.exited;
-  return { graceful: false };
+  return { graceful: false, hung: hung() };
 }
 
 /** Kills every child at once (SIGKILL): for failures and interrupts. */

@@ -6,14 +6,30 @@
  */
 import { int } from "../sandbox/stats.js";
 import type { Bench } from "./context.js";
+import { printCounts, snapshotCounts } from "./counts.js";
 import { assertCompleted, entryTimes, runTimes, waitForRuns, workerCommits } from "./observe.js";
 import { fmtMs, percentile, rate, spread } from "./print.js";
-import { coresUsed, formatCores, snapshotCpu } from "./proc.js";
+import { clusterDelta, delta, scrapeAll, type Samples } from "./metrics.js";
+import { BENCH_POSTGRES, coresUsed, formatCores, snapshotCpu } from "./proc.js";
 import { CALLS, TOOLSET, compile, hashOf } from "./scripts.js";
 import { sendAll, startRuns } from "./submit.js";
 
 const TARGET_CALLS_PER_SECOND = 3_000;
 const WARMUP_RUNS = 40;
+
+const us = (seconds: number): string => `${(seconds * 1e6).toFixed(0)} µs`;
+
+/** The workers' group commits between two scrapes: how many, and their mean duration. */
+function commitMean(before: Map<string, Samples>, after: Map<string, Samples>) {
+  let count = 0;
+  let sum = 0;
+  for (const [worker, samples] of after) {
+    const was = before.get(worker) ?? new Map<string, number>();
+    count += delta(was, samples, "rewind_executor_commit_duration_seconds_count");
+    sum += delta(was, samples, "rewind_executor_commit_duration_seconds_sum");
+  }
+  return { count, meanMs: count > 0 ? (sum / count) * 1000 : 0 };
+}
 
 export interface W1Figures {
   callsPerSecond: number;
@@ -44,6 +60,10 @@ export async function w1Throughput(bench: Bench): Promise<W1Figures> {
   );
   await waitForRuns(platform.db, warm.results, "W1 warm-up", 60_000);
 
+  const countsBefore = flags.countQueries
+    ? await snapshotCounts(platform.pids(), platform.countsDir)
+    : undefined;
+  const metricsBefore = await scrapeAll(platform.workerMetrics());
   const before = snapshotCpu(platform.pids());
   const sent = await sendAll(
     runs,
@@ -66,6 +86,16 @@ export async function w1Throughput(bench: Bench): Promise<W1Figures> {
   );
   await waitForRuns(platform.db, ids, "W1", timeoutMs - sent.elapsedMs);
   const cores = coresUsed(before, snapshotCpu(platform.pids()), await platform.backendPids());
+  const metricsAfter = await scrapeAll(platform.workerMetrics());
+  if (countsBefore) {
+    console.log("  round trips (--count-queries):");
+    printCounts(
+      countsBefore,
+      await snapshotCounts(platform.pids(), platform.countsDir),
+      runs,
+      "run",
+    );
+  }
 
   const times = await runTimes(platform.db, ids);
   assertCompleted("W1", times);
@@ -98,7 +128,35 @@ export async function w1Throughput(bench: Bench): Promise<W1Figures> {
       `(${(entries / commits).toFixed(1)} entries, ${((runs * calls) / commits).toFixed(2)} tool calls a commit), ` +
       `${rate(commitsPerSecond, "commits")}`,
   );
+  const commitMs = commitMean(metricsBefore, metricsAfter);
+  const activations = (kind: string) =>
+    clusterDelta(
+      metricsBefore,
+      metricsAfter,
+      "rewind_executor_activations_total",
+      `kind="${kind}"`,
+    );
+  console.log(
+    `  inside the workers (/metrics): ${int(commitMs.count)} group commits, mean ${fmtMs(commitMs.meanMs)}; ` +
+      `activations: ${int(activations("hot"))} hot, ${int(activations("cold"))} cold`,
+  );
   console.log(`  CPU, cores (of 2): ${formatCores(cores)}`);
+  // CPU per call is the figure least disturbed by other work on the machine: what the platform's
+  // processes spent per journaled call, and the rate two otherwise idle cores would allow.
+  const spent = (match: (name: string) => boolean) =>
+    cores.filter((r) => match(r.name)).reduce((sum, r) => sum + r.seconds, 0) / (runs * calls);
+  const perCall = {
+    api: spent((n) => n === "api"),
+    workers: spent((n) => n.startsWith("worker")),
+    postgres: spent((n) => n === BENCH_POSTGRES),
+  };
+  const platformPerCall = perCall.api + perCall.workers + perCall.postgres;
+  const ceiling = 2 / platformPerCall;
+  console.log(
+    `  CPU per journaled tool call: api ${us(perCall.api)}, workers ${us(perCall.workers)}, ` +
+      `postgres ${us(perCall.postgres)} = ${us(platformPerCall)}: two idle cores would allow at most ` +
+      `${rate(ceiling, "calls")}`,
+  );
 
   report.check(
     `1. W1 tool calls/s sustained (${flags.workers} workers)`,
@@ -112,6 +170,8 @@ export async function w1Throughput(bench: Bench): Promise<W1Figures> {
     `${fmtMs(percentile(latency, 0.5))} / ${fmtMs(percentile(latency, 0.99))}`,
   );
   report.info("1. W1 entries per worker commit", (entries / commits).toFixed(1));
+  report.info("1. W1 platform CPU per tool call (api+workers+pg)", us(platformPerCall));
+  report.info("1. W1 ceiling: 2 cores ÷ CPU per call", rate(ceiling, "calls"));
   const { pg1, pg8, bull } = bench.floors;
   if (pg1 && pg8) {
     report.info(
