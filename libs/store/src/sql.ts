@@ -24,6 +24,11 @@ export interface SqlClient {
   /** drizzle over the same connection(s), for typed queries. */
   readonly db: Db;
   query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * A statement run often, prepared once per connection under `name` (Postgres plans it once);
+   * answers the number of rows it wrote.
+   */
+  execute(name: string, text: string, params: readonly unknown[]): Promise<number>;
   /** Runs `body` in one transaction on one connection. */
   transaction<T>(body: (tx: SqlTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -39,6 +44,10 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
     async query<T>(text: string, params: readonly unknown[] = []) {
       const result = await pool.query(text, params as unknown[]);
       return result.rows as T[];
+    },
+    async execute(name: string, text: string, params: readonly unknown[]) {
+      const result = await pool.query({ name, text, values: params as unknown[] });
+      return result.rowCount ?? 0;
     },
     async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
       const client = await pool.connect();
@@ -84,6 +93,9 @@ export async function pgliteClient(dataDir: string | undefined): Promise<SqlClie
     db: drizzlePglite(db, { schema }) as unknown as Db,
     async query<T>(text: string, params: readonly unknown[] = []) {
       return (await db.query<T>(text, params as unknown[])).rows;
+    },
+    async execute(_name: string, text: string, params: readonly unknown[]) {
+      return (await db.query(text, params as unknown[])).affectedRows ?? 0;
     },
     async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
       return db.transaction(async (tx) =>

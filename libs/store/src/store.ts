@@ -6,6 +6,7 @@ import type {
   QuarantineRequest,
   QuarantinedRun,
 } from "./quarantine.js";
+import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 
 export type RunStatus =
   "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
@@ -67,6 +68,12 @@ export interface RunAppend {
   status: RunStatus;
   /** Inbox items these entries consumed, with the seq of the entry each became. */
   inboxConsumed?: readonly { id: number; seq: number }[];
+  /**
+   * The caller knows the run's row already says what this append would write (the same status,
+   * no attempts to reset): the store may skip the row. The hot step of a run (a call's result and
+   * the next call) then costs one INSERT.
+   */
+  runRowUnchanged?: boolean;
 }
 
 export type AppendOutcome = "ok" | "lease_lost";
@@ -181,4 +188,11 @@ export interface Store {
   quarantineCounts(): Promise<QuarantineCount[]>;
   /** Runs that have not ended, by epoch and status (of one namespace, or all). */
   openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]>;
+
+  // ---- toolsets (toolsets.ts)
+
+  /** A worker describes the toolsets it runs, at start-up: the latest description of a name wins. */
+  publishToolsets(toolsets: readonly ToolsetDescription[], publisher: string): Promise<void>;
+  /** The latest description of a toolset, or undefined if no worker has published it. */
+  getToolset(name: string): Promise<PublishedToolset | undefined>;
 }

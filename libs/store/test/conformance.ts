@@ -123,25 +123,68 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.readJournal(entry.runId, 4)).toHaveLength(2);
     });
 
-    it("refuses an append from a stale lease or after the wrong seq, writing nothing of it", async () => {
+    // Both ways an append commits: rw_commit, and the one-INSERT plain step (runRowUnchanged).
+    for (const runRowUnchanged of [false, true])
+      it(`refuses an append from a stale lease or after the wrong seq, writing nothing of it${runRowUnchanged ? " (plain step)" : ""}`, async () => {
+        const { entry, lease } = await newRun();
+        const newer = await store.acquireLease(entry.runId, "owner-b", 30_000, { steal: true });
+        expect(newer!.token).toBe(lease.token + 1);
+        expect(
+          await store.commit([
+            { lease, afterSeq: 1, entries: [call(2)], status: "running", runRowUnchanged },
+          ]),
+        ).toEqual(["lease_lost"]);
+        expect(
+          await store.commit([
+            { lease: newer!, afterSeq: 3, entries: [call(4)], status: "running", runRowUnchanged },
+          ]),
+        ).toEqual(["lease_lost"]);
+        expect(await store.readJournal(entry.runId)).toHaveLength(1);
+        expect(
+          await store.commit([
+            { lease: newer!, afterSeq: 1, entries: [call(2)], status: "running", runRowUnchanged },
+          ]),
+        ).toEqual(["ok"]);
+        // The same append twice (a redelivered activation) is refused the second time.
+        expect(
+          await store.commit([
+            { lease: newer!, afterSeq: 1, entries: [call(2)], status: "running", runRowUnchanged },
+          ]),
+        ).toEqual(["lease_lost"]);
+        expect(await store.readJournal(entry.runId)).toHaveLength(2);
+      });
+
+    it("commits a plain step in one INSERT, and refuses it from a stale lease", async () => {
       const { entry, lease } = await newRun();
-      const newer = await store.acquireLease(entry.runId, "owner-b", 30_000, { steal: true });
-      expect(newer!.token).toBe(lease.token + 1);
-      expect(
-        await store.commit([{ lease, afterSeq: 1, entries: [call(2)], status: "running" }]),
-      ).toEqual(["lease_lost"]);
-      expect(
-        await store.commit([{ lease: newer!, afterSeq: 3, entries: [call(4)], status: "running" }]),
-      ).toEqual(["lease_lost"]);
-      expect(await store.readJournal(entry.runId)).toHaveLength(1);
-      expect(
-        await store.commit([{ lease: newer!, afterSeq: 1, entries: [call(2)], status: "running" }]),
-      ).toEqual(["ok"]);
-      // The same append twice (a redelivered activation) is refused the second time.
-      expect(
-        await store.commit([{ lease: newer!, afterSeq: 1, entries: [call(2)], status: "running" }]),
-      ).toEqual(["lease_lost"]);
-      expect(await store.readJournal(entry.runId)).toHaveLength(2);
+      await store.commit([{ lease, afterSeq: 1, entries: [call(2)], status: "running" }]);
+      const result = {
+        seq: 3,
+        kind: "call.result",
+        at: 2_000,
+        callSeq: 2,
+        result: { id: "ch_1" },
+      } as JournalEntry;
+      const output = {
+        seq: 5,
+        kind: "output",
+        at: 2_000,
+        callsite: "s.ts:4:1",
+        stream: "stdout",
+        text: "hi\n",
+      } as JournalEntry;
+      const step = {
+        lease,
+        afterSeq: 2,
+        entries: [result, call(4), output],
+        status: "running" as const,
+        runRowUnchanged: true,
+      };
+      expect(await store.commit([step])).toEqual(["ok"]);
+      expect(await store.commit([step])).toEqual(["lease_lost"]); // redelivered: refused
+      expect(JSON.stringify((await store.readJournal(entry.runId)).slice(2))).toBe(
+        JSON.stringify([result, call(4), output]),
+      );
+      expect((await store.getRun(entry.runId))?.lastSeq).toBe(5);
     });
 
     it("never appends twice after the same seq, even within one group commit", async () => {
@@ -351,6 +394,55 @@ export function conformance(name: string, backend: Backend): void {
       ]);
       expect(await store.strandedRuns(10_000, 0)).not.toContain(entry.runId);
       expect(await store.routes(["run_that_does_not_exist"])).toEqual([]);
+    });
+
+    it("keeps the toolsets workers publish; the latest description of a name wins", async () => {
+      const name = `shop_${Date.now().toString(36)}_${++counter}`;
+      expect(await store.getToolset(name)).toBeUndefined();
+      const charge = { name: "charge", unsafeToRepeat: false, retries: 0 };
+      const sendEmail = { name: "sendEmail", unsafeToRepeat: true, timeoutMs: 30_000, retries: 3 };
+      await store.publishToolsets(
+        [
+          { name, tools: [charge, sendEmail] },
+          { name: `${name}_empty`, tools: [] },
+        ],
+        "worker-a",
+      );
+      const first = (await store.getToolset(name))!;
+      expect(first).toEqual({
+        name,
+        tools: [charge, sendEmail],
+        publishedBy: "worker-a",
+        publishedAt: expect.any(Date),
+      });
+      expect(await store.getToolset(`${name}_empty`)).toMatchObject({ tools: [] });
+
+      // A new deployment's workers: sendEmail is no longer unsafe to repeat, charge is gone.
+      const safer = { name: "sendEmail", unsafeToRepeat: false, retries: 1 };
+      await store.publishToolsets([{ name, tools: [safer] }], "worker-b");
+      const second = (await store.getToolset(name))!;
+      expect(second).toMatchObject({ tools: [safer], publishedBy: "worker-b" });
+      expect(second.publishedAt.getTime()).toBeGreaterThanOrEqual(first.publishedAt.getTime());
+
+      // A malformed description is refused whole, saying what is wrong; nothing is written.
+      await expect(
+        store.publishToolsets(
+          [
+            { name: `${name}_other`, tools: [charge] },
+            { name, tools: [charge, charge] },
+          ],
+          "worker-c",
+        ),
+      ).rejects.toMatchObject({ code: "INVALID_INPUT", message: expect.stringContaining("twice") });
+      await expect(store.publishToolsets([{ name: "", tools: [] }], "w")).rejects.toThrow(
+        /has no name/,
+      );
+      await expect(
+        store.publishToolsets([{ name, tools: [{ ...charge, retries: -1 }] }], "w"),
+      ).rejects.toThrow(/retries -1/);
+      expect(await store.getToolset(`${name}_other`)).toBeUndefined();
+      expect((await store.getToolset(name))!.publishedBy).toBe("worker-b");
+      await store.publishToolsets([], "w"); // nothing to publish: nothing happens
     });
 
     it("authenticates tokens by hash", async () => {

@@ -378,6 +378,7 @@ export class Executor {
       afterSeq: run.committedSeq,
       entries,
       status: run.status,
+      runRowUnchanged: run.status === run.storedStatus && !run.attemptOpen,
     };
     if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
     let outcome;
