@@ -156,6 +156,48 @@ program
   .action(lazy(services$, "tokenCommand"));
 
 program
+  .command("quarantine-service")
+  .description(
+    "acts on operators' release and give-up requests for quarantined runs (DATABASE_URL, REDIS_URL)",
+  )
+  .action(lazy(() => import("./commands/quarantine-service.js"), "quarantineServiceCommand"));
+
+const quarantine$ = () => import("./commands/quarantine.js");
+const quarantine = program
+  .command("quarantine")
+  .description("runs held because their replay diverged: list, show, release, give up");
+quarantine
+  .command("list")
+  .description("the quarantined runs, each with where its replay left its journal")
+  .option("--limit <n>", "how many", "50")
+  .option("--json", "print JSON")
+  .action(lazy(quarantine$, "listCommand"));
+quarantine
+  .command("show")
+  .description("a run's whole divergence report and its quarantine history")
+  .argument("<run>")
+  .option("--json", "print JSON")
+  .action(lazy(quarantine$, "showCommand"));
+quarantine
+  .command("release")
+  .description("replay the run again (after a fix), on its own epoch or the one given")
+  .argument("<run>")
+  .option("--epoch <n>", "the epoch to replay it on (default: its own)")
+  .action(lazy(quarantine$, "releaseCommand"));
+quarantine
+  .command("give-up")
+  .description("fail the run for good (code GIVEN_UP), recording who and why")
+  .argument("<run>")
+  .option("--reason <text>", "why, recorded in the run's failure")
+  .action(lazy(quarantine$, "giveUpCommand"));
+
+program
+  .command("epochs")
+  .description("the determinism epochs the server supports, with the live runs on each")
+  .option("--json", "print JSON")
+  .action(lazy(() => import("./commands/epochs.js"), "epochsCommand"));
+
+program
   .command("migrate")
   .description("apply the database migrations (DATABASE_URL, or .rewind/)")
   .action(lazy(() => import("./commands/migrate.js"), "migrateCommand"));

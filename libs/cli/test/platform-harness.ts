@@ -11,6 +11,7 @@ import { afterAll, beforeAll } from "vitest";
 import type { Toolset } from "@rewind/core";
 import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { Rewind } from "@rewind/sdk";
+import type { Store } from "@rewind/store";
 
 const cli = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -18,6 +19,8 @@ export interface PlatformHarness {
   /** The working folder the CLI runs in (scripts written by a test go here). */
   readonly dir: string;
   readonly api: Rewind;
+  /** The platform's store: for tests that must put it in a state no API call makes. */
+  readonly store: Store;
   /** The environment the CLI runs with: REWIND_URL and REWIND_TOKEN of this platform. */
   readonly env: NodeJS.ProcessEnv;
   /** The built CLI's entry point (`node <cli> …`). */
@@ -39,6 +42,9 @@ export function usePlatform(
     },
     get api() {
       return api!;
+    },
+    get store() {
+      return platform!.store;
     },
     get env() {
       return { ...process.env, REWIND_URL: platform!.url, REWIND_TOKEN: platform!.token };

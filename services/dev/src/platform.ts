@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { LocalRunChanges, createApi } from "@rewind/api";
-import { Executor, WakeUp } from "@rewind/executor";
+import { Executor, WakeUp, publishToolsets } from "@rewind/executor";
+import { QuarantineService } from "@rewind/quarantine";
 import { BullMqQueue, InProcessQueue, type ActivationQueue } from "@rewind/queue";
-import { Sandbox } from "@rewind/sandbox";
+import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore, type Store } from "@rewind/store";
 import { localToken } from "./local-token.js";
@@ -35,9 +36,10 @@ export interface DevPlatform {
 const RETENTION_EVERY_MS = 60 * 60 * 1000;
 
 /**
- * API, execution and timers in one process. Crash-only: everything it needs to carry on is in the
- * store, so after a kill -9 the next start recovers every open run from its journal. (Being the
- * only executor of its database, it takes over the leases a previous incarnation left behind.)
+ * API, execution, timers and the quarantine service in one process. Crash-only: everything it
+ * needs to carry on is in the store, so after a kill -9 the next start recovers every open run
+ * from its journal. (Being the only executor of its database, it takes over the leases a
+ * previous incarnation left behind.)
  */
 export async function startDevPlatform(options: DevPlatformOptions = {}): Promise<DevPlatform> {
   const log = options.log ?? (() => {});
@@ -53,21 +55,36 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   const toolsets = new Map((options.toolsets ?? []).map((t) => [t.name, t] as const));
   // Journal followers (result and journal long-polls) wake on each commit, not on a poll timer.
   const changes = new LocalRunChanges();
+  // The epochs this process can replay: one whose V8 or isolated-vm it lacks is refused, saying so.
+  const support = epochSupport({ maxValueBytes: sandbox.options.maxValueBytes });
+  for (const { reason } of support.refused) log(`refusing ${reason}`);
+  for (const warning of support.warnings) log(`warning: ${warning}`);
   const executor = new Executor({
     store,
     sandbox,
     toolsets,
+    epochs: support.epochs,
     onCommitted: (runId) => changes.notify(runId),
     owner: `dev:${process.pid}:${randomBytes(4).toString("hex")}`,
     stealLeases: true,
     onError: (runId, error) =>
       log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
   });
+  // Operators' releases and give-ups: acted on here, at once (the API pokes it) or on its poll.
+  const quarantine = new QuarantineService({
+    store,
+    doorbell: { ring: (route) => queue.ring(route) },
+    owner: `dev-quarantine:${process.pid}:${randomBytes(4).toString("hex")}`,
+    onCommitted: (runId) => changes.notify(runId),
+    log,
+  });
+  await publishToolsets(store, toolsets.values(), `dev:${process.pid}`); // for fork previews
   const api = createApi({
     store,
     changes,
     doorbell: { ring: (route) => queue.ring(route) },
     version: "0.1.0",
+    onQuarantineRequest: () => quarantine.poke(),
   });
   await api.listen({ port: options.port ?? 7420, host: options.host ?? "127.0.0.1" });
   const address = api.server.address() as AddressInfo;
@@ -82,6 +99,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
       })
     : new InProcessQueue();
   queue.consume((runId) => executor.activate(runId));
+  quarantine.start();
   const wake = new WakeUp(store, (route) => queue.ring(route));
   const recovered = await wake.recover();
   if (recovered > 0)
@@ -100,6 +118,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     async close() {
       clearInterval(retention);
       wake.stop();
+      await quarantine.stop();
       await queue.close();
       await api.close();
       await executor.close();

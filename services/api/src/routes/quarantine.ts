@@ -184,9 +184,10 @@ async function act(
     run.id,
     input.query.wait ?? ACTION_WAIT_MS,
     input.signal,
-    (r) => r.status !== "quarantined",
+    // Acted on: an entry follows run.quarantined (the run may already be running, or held again).
+    (r) => r.lastSeq > quarantineSeq,
   );
-  if (run.status === "quarantined") {
+  if (run.lastSeq <= quarantineSeq) {
     void input.reply.code(202);
     return {
       action,
