@@ -86,7 +86,9 @@ it("list and show say where each run left its journal, with both callsites", asy
 
   const epochs = await h.rewind("epochs");
   expect(epochs.code).toBe(0);
-  expect(epochs.stdout).toMatch(/^1 +current +V8 [\d.]+, isolated-vm 5\.0\.4 +\d+ live .*quarantined/m);
+  expect(epochs.stdout).toMatch(
+    /^1 +current +V8 [\d.]+, isolated-vm 5\.0\.4 +\d+ live .*quarantined/m,
+  );
 });
 
 it("give-up fails the run once, with the reason; release after it is refused", async () => {
@@ -109,7 +111,9 @@ it("release replays the run; a journal that still diverges is held again, by a n
   expect(wrong.stderr).toMatch(/epoch 9 has not been released \(released epochs: 1\)/);
   const released = await h.rewind("quarantine", "release", id);
   expect(released.code).toBe(0);
-  expect(released.stdout).toMatch(/✓ released: released by rewind dev@default onto epoch 1 at seq 5/);
+  expect(released.stdout).toMatch(
+    /✓ released: released by rewind dev@default onto epoch 1 at seq 5/,
+  );
   for (let i = 0; i < 200 && (await h.api.runs.get(id)).lastSeq < 6; i++)
     await new Promise((resolve) => setTimeout(resolve, 50));
   const show = await h.rewind("quarantine", "show", id, "--json");
