@@ -18,7 +18,11 @@ export default async function main() {
   return total;
 }
 `;
-const h = usePlatform([toolset]);
+const mail = defineToolset("mail", {
+  charge: async (args: { order: string }) => ({ id: `ch_${args.order}` }),
+  sendEmail: { run: async () => ({ sent: true }), unsafeToRepeat: true },
+});
+const h = usePlatform([toolset, mail]);
 
 it("rewind fork prints the fork's id, the calls reused and the first live call", async () => {
   const api = h.api;
@@ -55,4 +59,29 @@ it("rewind fork prints the fork's id, the calls reused and the first live call",
     parent: { runId: string };
   };
   expect(json).toMatchObject({ reused: 6, parent: { runId: id } });
+});
+
+it("rewind fork --dry-run names a call to a tool unsafe to repeat that the fork would make again", async () => {
+  const receipt = (subject: string) => `import { tools } from "rewind";
+export default async function main() {
+  const charge = await tools.charge({ order: "A1" });
+  await tools.sendEmail({ subject: ${JSON.stringify(subject)} + charge.id });
+  return ${subject === "Receipt " ? "(charge as any).missing.id" : "charge.id"};
+}
+`;
+  const { id } = await h.api.runs.start({
+    script: await compileScript({ source: receipt("Receipt "), filename: "r.ts" }),
+    toolset: "mail",
+  });
+  expect(await h.api.runs.result(id, "20s")).toMatchObject({ status: "failed" });
+  // The fix also rewords the e-mail: the fork sends it again, which the preview must say.
+  const fixed = path.join(h.dir, "receipt-fixed.ts");
+  writeFileSync(fixed, receipt("Your receipt "));
+  const preview = await h.rewind("fork", id, "--script", fixed, "--dry-run");
+  expect(preview.code).toBe(0);
+  expect(preview.stdout).toMatch(/would run live from call sendEmail\(.*\) at seq 4/);
+  expect(preview.stdout).toMatch(
+    /unsafe to repeat The fork calls tools\.sendEmail\(\) live at seq 4, and mail\.sendEmail is marked unsafeToRepeat: its parent already called it at seq 4 \(callId run_\w+\/4\), so its effect may happen twice/,
+  );
+  expect(preview.stdout).not.toMatch(/would fail/);
 });

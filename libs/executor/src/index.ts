@@ -14,3 +14,4 @@ export { GroupCommitter } from "./live/group-commit.js";
 export { checkReplay, type ReplayCheck } from "./replay-check.js";
 export { previewFork, type ForkPreview } from "./fork-preview.js";
 export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-pool.js";
+export { describeToolsets, publishToolsets } from "./toolset-description.js";

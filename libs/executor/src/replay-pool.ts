@@ -15,6 +15,8 @@ export interface ReplayChecks {
     started: RunStartedEntry,
     parent: readonly JournalEntry[],
     at?: number,
+    /** The toolset's tools marked unsafeToRepeat (undefined: the toolset is not known). */
+    unsafeTools?: readonly string[],
   ): Promise<ForkPreview>;
   close(): Promise<void>;
 }
@@ -90,6 +92,7 @@ export class ReplayPool implements ReplayChecks {
     started: RunStartedEntry,
     parent: readonly JournalEntry[],
     at?: number,
+    unsafeTools?: readonly string[],
   ): Promise<ForkPreview> {
     return this.run<ForkPreview>({
       kind: "preview-fork",
@@ -97,6 +100,7 @@ export class ReplayPool implements ReplayChecks {
       started,
       parent: JSON.stringify(parent),
       ...(at === undefined ? {} : { at }),
+      ...(unsafeTools === undefined ? {} : { unsafeTools }),
       sandbox: this.limits,
     });
   }

@@ -18,6 +18,7 @@ export type ReplayTask = { sandbox: SandboxLimits } & (
       started: RunStartedEntry;
       parent: string;
       at?: number;
+      unsafeTools?: readonly string[];
     }
 );
 
@@ -51,6 +52,7 @@ export default async function replayTask(
             task.started,
             JSON.parse(task.parent) as JournalEntry[],
             task.at,
+            task.unsafeTools,
           ),
         };
     }

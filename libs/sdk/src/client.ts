@@ -39,6 +39,12 @@ export interface ForkPreview {
   reused: number;
   firstLive?: { seq: number; kind: string; label: string; callsite?: string };
   runAgain: { seq: number; name: string; callId: string; callsite?: string }[];
+  /** Calls of tools marked unsafeToRepeat the fork would make again, each with why. */
+  unsafe: { seq: number; name: string; callsite?: string; message: string }[];
+  /** The fork would fail at once with this (a reused call in flight, unsafe to repeat). */
+  failure?: { code: "UNSAFE_TO_REPEAT"; message: string };
+  /** False when no worker has published the run's toolset: unsafe tools could not be named. */
+  toolsetKnown: boolean;
 }
 
 /** Whether a script matches a run's journal; if not, the first divergence (seq, both sides). */

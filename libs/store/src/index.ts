@@ -20,6 +20,7 @@ export type {
   QuarantineCount,
   EpochRunCount,
 } from "./quarantine.js";
+export type { ToolDescription, ToolsetDescription, PublishedToolset } from "./toolsets.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";

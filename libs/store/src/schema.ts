@@ -9,7 +9,7 @@ import {
   timestamp,
 } from "drizzle-orm/pg-core";
 
-/** The tables of migrations/0001_journal.sql, for typed queries. The SQL files are the truth. */
+/** The tables of migrations/*.sql, for typed queries. The SQL files are the truth. */
 
 export const namespaces = pgTable("rw_namespaces", {
   name: text("name").primaryKey(),
@@ -94,3 +94,11 @@ export const timers = pgTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.timerSeq] })],
 );
+
+/** migrations/0002_toolsets.sql: toolsets as the workers that run them describe them. */
+export const toolsets = pgTable("rw_toolsets", {
+  name: text("name").primaryKey(),
+  tools: jsonb("tools").notNull(),
+  publishedBy: text("published_by").notNull(),
+  publishedAt: timestamp("published_at", { withTimezone: true }).notNull().defaultNow(),
+});

@@ -295,6 +295,27 @@ export const ForkPreview = z
         description:
           "Reused calls without an outcome: they run again with their callId (a tool unsafe to repeat fails the fork)",
       }),
+    unsafe: z
+      .array(
+        z.object({
+          seq: z.number().int(),
+          name: z.string(),
+          callsite: z.string().optional(),
+          message: z.string(),
+        }),
+      )
+      .meta({
+        description:
+          "Calls of tools marked unsafeToRepeat the fork would make again: in flight in the parent, or the first live call when the parent already made it",
+      }),
+    failure: z
+      .object({ code: z.literal("UNSAFE_TO_REPEAT"), message: z.string() })
+      .optional()
+      .meta({ description: "The fork would fail at once with this, before calling anything" }),
+    toolsetKnown: z.boolean().meta({
+      description:
+        "False when no worker has published the run's toolset: tools unsafe to repeat could not be named",
+    }),
   })
   .meta({ description: "What a fork does, computed as its worker will compute it" });
 

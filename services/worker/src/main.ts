@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
 import { configError } from "@rewind/core";
-import { Executor, WakeUp } from "@rewind/executor";
+import { Executor, WakeUp, publishToolsets } from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
 import { Sandbox } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
@@ -88,6 +88,7 @@ export async function startWorker(options: WorkerOptions) {
     onError: (runId, error) =>
       log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
   });
+  await publishToolsets(store, options.toolsets, owner); // fork previews name unsafe tools
   // Only the queues of the epochs this build can replay: a run of another epoch waits for a
   // worker that can (a gauge shows how many wait).
   queue.consume((runId) => executor.activate(runId), {

@@ -1,12 +1,13 @@
 import { compileScript } from "@rewind/sandbox/compiler";
 import type { ForkPreview } from "@rewind/sdk";
 import { client } from "../client.js";
-import { dim } from "../format.js";
+import { dim, red, yellow } from "../format.js";
 
 /**
  * `rewind fork <run> --script fixed.ts [--at SEQ] [--dry-run]`: starts the fork and prints its id
- * on a line of its own, then what it reuses and the first thing that runs live (the API computes
- * this preview as the fork's worker will). With --dry-run, only the preview; nothing is stored.
+ * on a line of its own, then what it reuses, the first thing that runs live and any call of a tool
+ * marked unsafeToRepeat it would make again (the API computes this preview as the fork's worker
+ * will). With --dry-run, only the preview; nothing is stored.
  */
 export async function forkCommand(
   runId: string,
@@ -35,6 +36,17 @@ function describe(parent: string, preview: ForkPreview, dryRun: boolean): string
       (call) =>
         `${dim(`${would}run again`)} tools.${call.name}() at seq ${call.seq} (callId ${call.callId}): it was in flight in ${parent}`,
     ),
+    ...preview.unsafe.map((call) => `${yellow("unsafe to repeat")} ${call.message}`),
+    ...(preview.failure
+      ? [`${red(`${would}fail`)} with ${preview.failure.code} before calling anything`]
+      : []),
+    ...(preview.toolsetKnown
+      ? []
+      : [
+          dim(
+            "(no worker has published this run's toolset: calls to tools marked unsafeToRepeat cannot be named)",
+          ),
+        ]),
   ];
   return `${lines.join("\n")}\n`;
 }

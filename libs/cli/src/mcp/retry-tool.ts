@@ -63,6 +63,21 @@ export function registerRetryTool(server: McpServer, api: Rewind): void {
             }),
           )
           .describe("Reused calls with no recorded outcome: they run again, with their callId"),
+        unsafe: z
+          .array(
+            z.object({
+              seq: z.number(),
+              name: z.string(),
+              callsite: z.string().optional(),
+              message: z.string(),
+            }),
+          )
+          .describe("Calls of tools marked unsafeToRepeat that the fork would make again"),
+        failure: z
+          .object({ code: z.string(), message: z.string() })
+          .optional()
+          .describe("The fork would fail with this before calling anything"),
+        toolsetKnown: z.boolean(),
       },
     },
     guarded(async ({ runId, script, filename, at, dryRun }) => {
@@ -87,6 +102,9 @@ export function registerRetryTool(server: McpServer, api: Rewind): void {
         reused: fork.preview.reused,
         ...(fork.preview.firstLive ? { firstLive: fork.preview.firstLive } : {}),
         runAgain: fork.preview.runAgain,
+        unsafe: fork.preview.unsafe,
+        ...(fork.preview.failure ? { failure: fork.preview.failure } : {}),
+        toolsetKnown: fork.preview.toolsetKnown,
       });
     }),
   );
@@ -104,5 +122,12 @@ function describe(preview: ForkPreview, dryRun: boolean): string[] {
       (c) =>
         `- ${v("runs again", "run again")} tools.${c.name}() at seq ${c.seq} (callId ${c.callId}): it was in flight in the parent`,
     ),
+    ...preview.unsafe.map((c) => `- UNSAFE TO REPEAT: ${c.message}`),
+    ...(preview.failure
+      ? [`- ${v("fails", "would fail")} with ${preview.failure.code} before calling anything`]
+      : []),
+    ...(preview.toolsetKnown
+      ? []
+      : ["- (no worker has published the toolset: tools unsafe to repeat cannot be named)"]),
   ];
 }

@@ -49,8 +49,11 @@ export const forkRun = defineRoute({
       namespace,
       parent: { runId: parent.id, seq: body.at ?? 0 },
     };
+    // Which tools are unsafe to repeat: the workers published their toolsets at start-up.
+    const toolset = await ctx.store.getToolset(origin.toolset);
+    const unsafe = toolset?.tools.filter((t) => t.unsafeToRepeat).map((t) => t.name);
     // The preview replays the script against the parent exactly as the fork's worker will.
-    const preview = await ctx.replays.previewFork(script, started, parentJournal, body.at);
+    const preview = await ctx.replays.previewFork(script, started, parentJournal, body.at, unsafe);
     if (body.dryRun === true) {
       void reply.code(200);
       return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;
