@@ -431,3 +431,34 @@ describe("the hot-run cache", () => {
     }
   }, 60_000);
 });
+
+describe("live activations in sync slices", () => {
+  it("rebuilds a run whose live code outruns its slice, delivering the event again: no call twice", async () => {
+    const { seen, toolset } = tools();
+    const { exec } = executor(toolset, "slices");
+    const runId = await submit(
+      `import { tools } from "rewind";
+      export default async () => {
+        const first = await tools.charge({ step: 1 });
+        let x = 0;
+        for (let i = 0; i < 30_000_000; i++) x = (x * 31 + i) % 1_000_003; // ~200 ms: past a 20 ms slice
+        const second = await tools.charge({ step: 2, x });
+        return [first.args, second.args];
+      };`,
+    );
+    await exec.activate(runId);
+    await until(async () => (await store.getRun(runId))?.status === "completed", 20_000);
+    const journal = await store.readJournal(runId);
+    expect(journal.map((e) => e.kind)).toEqual([
+      "run.started",
+      "call",
+      "call.result",
+      "call",
+      "call.result",
+      "run.completed",
+    ]);
+    expect(seen.map((s) => s.args)).toEqual([{ step: 1 }, { step: 2, x: expect.any(Number) }]);
+    expect(new Set(seen.map((s) => s.callId)).size).toBe(2);
+    await exec.close();
+  }, 30_000);
+});

@@ -43,6 +43,13 @@ export interface SandboxOptions {
    */
   replaySliceMs?: number;
   /**
+   * In async mode, live activations of instances made with `liveSlices` run synchronously, on an
+   * idle isolate, for at most this many ms: a tool call's round trip saves two thread hops. One
+   * that runs longer is stopped mid-way (LiveSliceExceeded): nothing of it escaped, and the
+   * caller rebuilds the run from its journal and delivers the event again, async.
+   */
+  liveSliceMs?: number;
+  /**
    * TEST ONLY: JavaScript evaluated in each run's context after the runtime and before the
    * script, to play a platform bug (a global that returns something else than it did when the
    * run was recorded) in tests of divergence and quarantine. Only the host's own options set it:
@@ -56,12 +63,25 @@ export interface SandboxOptions {
  * was stopped mid-way. Replay again without `fastReplay`; nothing is lost (replay is pure).
  */
 export class ReplaySliceExceeded extends RewindError {
-  override readonly name = "ReplaySliceExceeded";
+  override readonly name: string = "ReplaySliceExceeded";
   constructor(sliceMs: number) {
     super(
       "UNAVAILABLE",
       `A replay activation took more than the ${sliceMs} ms slice: replay again in async mode`,
     );
+  }
+}
+
+/**
+ * A live slice ran out of time: the context was stopped in the middle of an activation whose
+ * commands were not yet collected, let alone journaled. The instance is unusable; rebuild the run
+ * from its journal (async this time) and deliver the event again.
+ */
+export class LiveSliceExceeded extends ReplaySliceExceeded {
+  override readonly name = "LiveSliceExceeded";
+  constructor(sliceMs: number) {
+    super(sliceMs);
+    this.message = `A live activation took more than the ${sliceMs} ms slice: rebuild the run and deliver it again, async`;
   }
 }
 
@@ -72,6 +92,7 @@ const DEFAULTS: Required<SandboxOptions> = {
   runsPerIsolate: 256,
   mode: "sync",
   replaySliceMs: 50,
+  liveSliceMs: 20,
   testOnlyPlatformBug: "",
 };
 
@@ -141,7 +162,7 @@ export class Sandbox {
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
   async instantiate(
     script: CompiledScript,
-    run: { seed: string; startAt: number; fastReplay?: boolean },
+    run: { seed: string; startAt: number; fastReplay?: boolean; liveSlices?: boolean },
   ): Promise<ScriptInstance> {
     const slot = this.admit();
     const mode = this.options.mode;
@@ -152,6 +173,7 @@ export class Sandbox {
     );
     const instance = new ScriptInstance(this, slot, context, this.mapper(script), script.entry);
     instance.fastReplay = run.fastReplay === true && this.options.mode === "async";
+    instance.liveSlices = run.liveSlices === true && this.options.mode === "async";
     slot.instances.add(instance);
     try {
       const timeout = this.options.cpuLimitMs;
@@ -290,6 +312,8 @@ export class ScriptInstance {
   private capturing = true;
   /** @internal replayed batches may run in sync slices (see SandboxOptions.replaySliceMs). */
   fastReplay = false;
+  /** @internal live activations may run in sync slices (see SandboxOptions.liveSliceMs). */
+  liveSlices = false;
   private sliced = 0;
   private state: "live" | "ended" | "evicted" = "live";
   private script: ivm.Script | undefined;
@@ -397,10 +421,16 @@ export class ScriptInstance {
       throw new RewindError("SANDBOX_ERROR", "The run's sandbox has ended");
     const timeout = this.sandbox.options.cpuLimitMs;
     // Sync slices only on an idle isolate: otherwise the sync call would wait for its lock.
+    const { replaySliceMs, liveSliceMs } = this.sandbox.options;
+    const replaying = !this.capturing;
     const slice =
-      this.fastReplay && !this.capturing && this.slot.busy === 0
-        ? Math.min(timeout, this.sandbox.options.replaySliceMs)
-        : 0;
+      this.slot.busy !== 0
+        ? 0
+        : replaying && this.fastReplay
+          ? Math.min(timeout, replaySliceMs)
+          : !replaying && this.liveSlices
+            ? Math.min(timeout, liveSliceMs)
+            : 0;
     if (slice > 0 && ++this.sliced % 128 === 0)
       await new Promise((resolve) => setImmediate(resolve)); // let the loop breathe
     let batch = "[]";
@@ -417,7 +447,7 @@ export class ScriptInstance {
     });
     if (failure !== undefined) {
       if (slice > 0 && slice < timeout && failure.code === "CPU_LIMIT")
-        throw new ReplaySliceExceeded(slice);
+        throw replaying ? new ReplaySliceExceeded(slice) : new LiveSliceExceeded(slice);
       return [{ type: "fail", error: failure }];
     }
     try {

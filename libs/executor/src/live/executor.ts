@@ -10,6 +10,7 @@ import {
 } from "@rewind/core";
 import { RunEngine } from "@rewind/journal";
 import {
+  LiveSliceExceeded,
   ReplaySliceExceeded,
   epochSupport,
   type CompiledScript,
@@ -98,6 +99,13 @@ export class Executor {
   private readonly ended = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly scripts = new Map<string, Promise<CompiledScript>>();
+  /** Runs whose live code once ran longer than a sync slice: their activations stay async. */
+  private readonly heavy = new Set<string>();
+  /**
+   * Calls whose outcome this process owes the journal, by run: in flight, or arrived and not yet
+   * journaled. A run rebuilt here must not invoke them again.
+   */
+  private readonly invoking = new Map<string, Set<number>>();
   private readonly committer: GroupCommitter;
   private readonly leaseTtlMs: number;
   private readonly now: () => number;
@@ -182,7 +190,7 @@ export class Executor {
     run.wakePending = false;
     // Outcomes of calls, in the order they arrived.
     while (run.outcomes.length > 0) {
-      const event = { ...run.outcomes.shift()!, at: this.now() };
+      const event = { ...run.outcomes[0]!, at: this.now() };
       // After a verdict or a cancel, outcomes of calls still in flight are recorded, not delivered.
       const produce =
         run.engine.outcome === undefined
@@ -190,6 +198,8 @@ export class Executor {
           : async () =>
               run.engine.recordOutcome(event as Parameters<RunEngine["recordOutcome"]>[0]);
       if (!(await this.step(run, produce))) return;
+      run.outcomes.shift(); // journaled: only now is it done with (a rebuilt run delivers it again)
+      if ("callSeq" in event) this.owed(runId)?.delete(event.callSeq);
     }
     // Signals and cancels from the inbox: only the owner turns them into journal entries.
     const inbox = this.inboxDirty.delete(runId) ? await this.options.store.pendingInbox(runId) : [];
@@ -253,12 +263,15 @@ export class Executor {
     if (journal.length === 1 && started.parent !== undefined)
       return this.startFork(lease, record, started, script);
     try {
-      replayed = await this.replay(script, started, journal, true).catch((error: unknown) => {
-        // A replay slice ran out (a heavy script): replay again, fully async.
-        if (error instanceof ReplaySliceExceeded)
-          return this.replay(script, started, journal, false);
-        throw error;
-      });
+      replayed = await this.replay(script, started, journal, !this.heavy.has(runId)).catch(
+        (error: unknown) => {
+          // A slice ran out (a heavy script): replay again, fully async.
+          if (error instanceof LiveSliceExceeded) this.heavy.add(runId);
+          if (error instanceof ReplaySliceExceeded)
+            return this.replay(script, started, journal, false);
+          throw error;
+        },
+      );
     } catch (error) {
       // A replay that leaves its journal, or a journal that cannot be replayed: the platform's
       // fault, never the run's. It is held for an operator, before anything of it happens again.
@@ -279,6 +292,7 @@ export class Executor {
     // Calls journaled without an outcome may have run before the stop: run them again, same callId.
     for (const call of run.engine.inFlightCalls()) {
       if (call.seq > journal.length) continue; // new: `step` invoked it
+      if (this.owed(runId)?.has(call.seq)) continue; // its outcome comes here (a rebuild)
       const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
       if (tool?.unsafeToRepeat) {
         await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
@@ -342,12 +356,13 @@ export class Executor {
     script: CompiledScript,
     started: RunStartedEntry,
     journal: readonly JournalEntry[],
-    fastReplay: boolean,
+    slices: boolean,
   ) {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
-      fastReplay,
+      fastReplay: slices,
+      liveSlices: slices,
     });
     try {
       const resumed = await RunEngine.resume(instance, journal, {
@@ -370,7 +385,13 @@ export class Executor {
     inboxId?: number,
     effects = true,
   ): Promise<boolean> {
-    const entries = await produce();
+    let entries: JournalEntry[];
+    try {
+      entries = await produce();
+    } catch (error) {
+      if (error instanceof LiveSliceExceeded) return this.rebuild(run);
+      throw error;
+    }
     if (entries.length === 0 && run.status === run.storedStatus) return true;
     this.fault("produced", run);
     const append: RunAppend = {
@@ -437,9 +458,31 @@ export class Executor {
     if (verdict !== undefined) await this.step(run, async () => run.engine.fail(verdict));
   }
 
+  /**
+   * A live activation outran its sync slice and was stopped mid-way: nothing of it was journaled
+   * or acted on. The run is rebuilt from its journal, async from now on (it computes a lot), and
+   * its pending events (the interrupted one first) go to the new copy; calls in flight here keep
+   * running and report to it. Returns false: this copy goes no further.
+   */
+  private async rebuild(run: HotRun): Promise<false> {
+    this.heavy.add(run.runId);
+    this.hot.delete(run.runId);
+    run.dispose(); // not drop(): the calls it owes stay owed, by its successor
+    const next = await this.load(run.runId);
+    if (next !== undefined) {
+      run.successor = next;
+      next.outcomes.unshift(...run.outcomes);
+      this.inboxDirty.add(run.runId);
+      void this.activate(run.runId, true);
+    }
+    return false;
+  }
+
   private invoke(run: HotRun, call: CallEntry): void {
     const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
     if (tool === undefined) return;
+    const owed = this.owed(run.runId) ?? new Set<number>();
+    this.invoking.set(run.runId, owed.add(call.seq));
     void invokeTool(tool, call, {
       runId: run.runId,
       toolset: run.toolset,
@@ -447,10 +490,15 @@ export class Executor {
       backoff: (ms) => sleep(ms),
     }).then((outcome) => {
       metrics.toolCalls.inc({ toolset: run.toolset, outcome: outcome.ok ? "ok" : "error" });
-      if (run.dropped || this.hot.get(run.runId) !== run) return; // the new owner runs it again
-      run.outcomes.push(outcomeEvent(call, outcome, this.now()));
-      if (!run.wakePending) {
-        run.wakePending = true;
+      let current = run;
+      while (current.successor !== undefined) current = current.successor; // rebuilt here
+      if (current.dropped || this.hot.get(run.runId) !== current) {
+        owed.delete(call.seq);
+        return; // the run left this process: its new owner runs the call again
+      }
+      current.outcomes.push(outcomeEvent(call, outcome, this.now()));
+      if (!current.wakePending) {
+        current.wakePending = true;
         void this.activate(run.runId, true);
       }
     });
@@ -571,7 +619,14 @@ export class Executor {
     throw new Crashed(`crashed at ${point}`);
   }
 
+  private owed(runId: string): Set<number> | undefined {
+    const owed = this.invoking.get(runId);
+    if (owed !== undefined && owed.size === 0) this.invoking.delete(runId);
+    return owed?.size === 0 ? undefined : owed;
+  }
+
   private drop(run: HotRun): void {
+    this.invoking.delete(run.runId); // whoever loads it next runs its calls in flight again
     if (this.hot.get(run.runId) === run) this.hot.delete(run.runId);
     run.dispose();
   }

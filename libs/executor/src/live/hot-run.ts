@@ -18,6 +18,8 @@ export class HotRun {
   wakePending = false;
   /** Loaded cold and nothing journaled since: the store still counts this load as an attempt. */
   attemptOpen = true;
+  /** The copy that replaced this one when it was rebuilt in this process (see Executor.rebuild). */
+  successor: HotRun | undefined;
 
   constructor(
     readonly runId: string,
