@@ -4,6 +4,7 @@
  * own (both removed at the end), then the workloads through the HTTP API:
  *   floors  Postgres INSERT+COMMIT at 1 and 8 clients; BullMQ's own round trip and jobs/s
  *   W1      2,000 runs × 10 trivial tool calls: journaled calls/s, run latency
+ *   W1-drain the same runs submitted before the workers start: execution alone
  *   W2      200 runs × 5 calls with 1 s sleeps: completion time, timer lateness
  *   W3      one run of 10,000 calls: cold replay vs hot activation
  *   W4      5,000 idle runs on one worker: RSS, then all signalled: wake-up
@@ -18,10 +19,12 @@ import { Report } from "../sandbox/stats.js";
 import type { Bench } from "./context.js";
 import { parseFlags, type Workload } from "./flags.js";
 import { bullmqFloor, postgresFloor } from "./floors.js";
+import { dumpRunningJournals } from "./observe.js";
 import { Platform } from "./platform.js";
 import { printProfiles } from "./profile-summary.js";
 import { fmtMs, rate } from "./print.js";
 import { assertBuilt, killAll } from "./processes.js";
+import { w1Drain } from "./w1-drain.js";
 import { w1Throughput } from "./w1-throughput.js";
 import { w2Timers } from "./w2-timers.js";
 import { w3ColdReplay } from "./w3-cold-replay.js";
@@ -89,20 +92,25 @@ try {
     report.info("0. floor: BullMQ add → process, p50", fmtMs(bull.roundTrip.median));
     report.info("0. floor: BullMQ jobs/s, 64 in flight", rate(bull.jobsPerSecond, "jobs"));
   }
-  if (runs("W1") || runs("W2") || runs("W3") || runs("W4")) {
+  if ([...flags.only].some((w) => w !== "floors")) {
     await platform.start();
     console.log(
       `\ncluster up: rewind api on ${platform.url}, ${platform.workers.map((w) => `${w.name} (pid ${w.pid})`).join(", ")}`,
     );
   }
   if (runs("W1")) await w1Throughput(bench);
+  if (runs("W1-drain")) await w1Drain(bench);
   if (runs("W2")) await w2Timers(bench);
   if (runs("W3")) await w3ColdReplay(bench);
   if (runs("W4")) await w4IdleWake(bench);
 } catch (error) {
   failure = error;
   console.error(`\nThe benchmark failed: ${(error as Error).stack ?? String(error)}`);
-  if (platform) console.error(`\nLast lines of each process's log:\n${platform.logs()}`);
+  if (platform) {
+    console.error(`\nLast lines of each process's log:\n${platform.logs()}`);
+    const dumped = await dumpRunningJournals(platform.db, logDir).catch(() => []);
+    for (const file of dumped) console.error(`the journal of a run still running: ${file}`);
+  }
 } finally {
   const problems = (await platform?.close()) ?? [];
   for (const problem of problems) console.error(`cleanup: ${problem}`);

@@ -1,7 +1,7 @@
 /** The harness's flags: which workloads, how big. Defaults are issue 4's. */
 import { parseArgs } from "node:util";
 
-export const WORKLOADS = ["floors", "W1", "W2", "W3", "W4"] as const;
+export const WORKLOADS = ["floors", "W1", "W1-drain", "W2", "W3", "W4"] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface Flags {
@@ -30,7 +30,8 @@ export interface Flags {
 }
 
 const USAGE = `npm run bench:cluster -w load-tests -- [flags]
-  --only W1,W2,W3,W4,floors   workloads to run (default: all)
+  --only W1,W2,W3,W4,floors   workloads to run (default: all); W1-drain is W1's execution
+                              alone (runs submitted before the workers start)
   --workers N                 rewind worker processes (default 2)
   --concurrency N             each worker's --concurrency (default: the CLI's)
   --in-flight N               API requests in flight when submitting/signalling (default 64)

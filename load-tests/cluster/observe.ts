@@ -4,6 +4,8 @@
  * from Postgres (`ended_at`, the commit's transaction time) and the journal's `at` (the worker's
  * clock) are compared with the harness's Date.now(): one machine, one clock.
  */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import type pg from "pg";
 
 export interface RunTimes {
@@ -170,4 +172,26 @@ export async function waitForSeq(
       );
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
+}
+
+/**
+ * After a failure: writes the journals of up to `limit` runs still `running` (the ones most
+ * likely stuck) to `dir`, one JSON line an entry, so they can be read after the database is gone.
+ */
+export async function dumpRunningJournals(db: pg.Pool, dir: string, limit = 3): Promise<string[]> {
+  const { rows: runs } = await db.query<{ id: string }>(
+    "SELECT id FROM rw_runs WHERE status = 'running' ORDER BY updated_at LIMIT $1",
+    [limit],
+  );
+  const files: string[] = [];
+  for (const { id } of runs) {
+    const { rows } = await db.query<{ seq: number; kind: string; at: string; body: unknown }>(
+      "SELECT seq, kind, at, body FROM rw_journal WHERE run_id = $1 ORDER BY seq",
+      [id],
+    );
+    const file = path.join(dir, `running-${id}.jsonl`);
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    files.push(file);
+  }
+  return files;
 }
