@@ -63,6 +63,12 @@ export const metrics = {
     labelNames: ["limit"] as const,
     registers: [registry],
   }),
+  epochOpenRuns: new Gauge({
+    name: "rewind_epoch_open_runs",
+    help: "Runs not ended, by determinism epoch and status: a run of an epoch no live worker supports waits here",
+    labelNames: ["epoch", "status"] as const,
+    registers: [registry],
+  }),
   runsEnded: new Counter({
     name: "rewind_executor_runs_ended_total",
     help: "Runs that ended here, by status",

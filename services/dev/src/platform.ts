@@ -98,7 +98,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
         ...(options.redisPrefix ? { prefix: options.redisPrefix } : {}),
       })
     : new InProcessQueue();
-  queue.consume((runId) => executor.activate(runId));
+  queue.consume((runId) => executor.activate(runId), { epochs: executor.epochs });
   quarantine.start();
   const wake = new WakeUp(store, (route) => queue.ring(route));
   const recovered = await wake.recover();

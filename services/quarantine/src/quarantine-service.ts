@@ -113,12 +113,17 @@ export class QuarantineService {
     return acted;
   }
 
-  /** The quarantined runs by epoch and reason, as a gauge (what the dashboard and alerts read). */
+  /** Quarantined runs by epoch and reason, open runs by epoch: gauges for dashboards and alerts. */
   async refreshGauge(): Promise<void> {
     const counts = await this.options.store.quarantineCounts();
     metrics.quarantinedRuns.reset();
     for (const { epoch, reason, runs } of counts)
       metrics.quarantinedRuns.set({ epoch: String(epoch), reason }, runs);
+    // And every open run by epoch: runs of an epoch no live worker supports wait in its queue.
+    const open = await this.options.store.openRunsByEpoch();
+    metrics.epochOpenRuns.reset();
+    for (const { epoch, status, runs } of open)
+      metrics.epochOpenRuns.set({ epoch: String(epoch), status }, runs);
   }
 
   private async handle(runId: string, requests: QuarantineRequest[]): Promise<boolean> {

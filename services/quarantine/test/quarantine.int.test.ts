@@ -11,6 +11,7 @@ import type { RunFailedEntry, RunQuarantinedEntry, RunReleasedEntry } from "@rew
 import { compileScript } from "@rewind/sandbox";
 import { defineToolset } from "@rewind/sdk";
 import { registry } from "@rewind/telemetry";
+import { QuarantineService } from "../src/index.js";
 import { RANDOM_BUG, startCluster, until, type Api, type Cluster } from "./harness.js";
 
 /** How many times the outside world saw each effect: every one must be exactly once. */
@@ -134,6 +135,16 @@ describe("release after a fix", () => {
     await fixed.close();
     api = await cluster.startApi();
     expect((await call("GET", "/v1/quarantine")).body.runs).toHaveLength(4);
+    // The gauges say so too: four quarantined runs of epoch 1.
+    const gauges = new QuarantineService({
+      store: cluster.store,
+      owner: "gauges",
+      doorbell: { ring: async () => {} },
+    });
+    await gauges.refreshGauge();
+    expect(await registry.metrics()).toMatch(
+      /rewind_epoch_open_runs\{epoch="1",status="quarantined"\} 4/,
+    );
     expect((await call("GET", `/v1/quarantine/${ids.get("A")}`)).body.current.pending).toEqual([
       expect.objectContaining({ action: "release", by: "ops-oncall@acme" }),
     ]);

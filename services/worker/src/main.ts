@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
-import { configError } from "@rewind/core";
+import { RewindError, configError } from "@rewind/core";
 import { Executor, WakeUp, publishToolsets } from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
-import { Sandbox } from "@rewind/sandbox";
+import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
 import { startHealthServer } from "./health.js";
@@ -77,12 +77,22 @@ export async function startWorker(options: WorkerOptions) {
     stickyTimeoutMs: config.REWIND_STICKY_TIMEOUT_MS,
   });
   const sandbox = new Sandbox({ mode: "async" });
+  // The epochs this process can replay: one whose V8 or isolated-vm it lacks is refused, saying so.
+  const support = epochSupport({ maxValueBytes: sandbox.options.maxValueBytes });
+  for (const { reason } of support.refused) log(`refusing ${reason}`);
+  for (const warning of support.warnings) log(`warning: ${warning}`);
+  if (support.epochs.length === 0)
+    throw new RewindError(
+      "CONFLICT",
+      "This worker can replay none of the epochs it was built for (see the lines above): run a build that matches this Node's V8 and isolated-vm",
+    );
   const owner = `worker:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const executor = new Executor({
     store,
     sandbox,
     toolsets: new Map(options.toolsets.map((t) => [t.name, t] as const)),
     owner,
+    epochs: support.epochs,
     leaseTtlMs: config.REWIND_LEASE_MS,
     maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
     onError: (runId, error) =>
