@@ -114,7 +114,8 @@ try {
 } finally {
   const problems = (await platform?.close()) ?? [];
   for (const problem of problems) console.error(`cleanup: ${problem}`);
-  if (flags.cpuProf && platform) printProfiles(platform.profileDir, platform.names);
+  if (flags.cpuProf && platform)
+    printProfiles(platform.profileDir, platform.names, platform.profileWindows);
 }
 
 report.print();

@@ -11,6 +11,7 @@ import { clusterDelta, delta, scrapeAll, type Samples } from "./metrics.js";
 import { entryTimes, workerCommits } from "./observe.js";
 import type { Platform } from "./platform.js";
 import { fmtMs, percentile, rate } from "./print.js";
+import { monotonicUs } from "./profile-summary.js";
 import { BENCH_POSTGRES, coresUsed, formatCores, snapshotCpu, type CpuSnapshot } from "./proc.js";
 
 export const us = (seconds: number): string => `${(seconds * 1e6).toFixed(0)} µs`;
@@ -47,6 +48,7 @@ export class Measuring {
     private readonly counts: Map<string, Counts> | undefined,
     private readonly metrics: Map<string, Samples>,
     private readonly cpu: CpuSnapshot,
+    private readonly fromUs = monotonicUs(),
   ) {}
 
   /** Takes the "before" readings. */
@@ -61,6 +63,7 @@ export class Measuring {
   /** Takes the "after" readings for these runs (all ended), prints them and returns the figures. */
   async finish(what: string, ids: readonly string[], calls: number): Promise<Execution> {
     const { platform } = this;
+    platform.profileWindows.push({ label: what, fromUs: this.fromUs, toUs: monotonicUs() });
     const cores = coresUsed(this.cpu, snapshotCpu(platform.pids()), await platform.backendPids());
     const metrics = await scrapeAll(platform.workerMetrics());
     if (this.counts) {

@@ -14,6 +14,7 @@ import pg from "pg";
 import { Rewind } from "@rewind/sdk";
 import { createTestDatabase } from "@rewind/store/testing";
 import { launch, runCli, stop, type Child } from "./processes.js";
+import type { ProfileWindow } from "./profile-summary.js";
 
 const TOOLS = fileURLToPath(new URL("./tools.ts", import.meta.url));
 const QUERY_COUNTER = fileURLToPath(new URL("./query-counter.mjs", import.meta.url));
@@ -61,6 +62,8 @@ export class Platform {
   readonly workers: Child[] = [];
   /** Each worker's /metrics address. */
   private readonly metricsUrls = new Map<Child, string>();
+  /** The measured stretches of the workloads, for the CPU profiles' summaries. */
+  readonly profileWindows: ProfileWindow[] = [];
   /** pid → name of every child started, for the CPU profiles they leave. */
   readonly names = new Map<number, string>();
   private api: Child | undefined;

@@ -14,6 +14,8 @@ interface ProfileNode {
 }
 
 interface CpuProfile {
+  /** Monotonic clock, µs: comparable with process.hrtime.bigint() / 1000 in the harness. */
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -37,14 +39,36 @@ function top<K>(totals: Map<K, number>, n: number): [K, number][] {
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, n);
 }
 
-/** Summarises one profile: total sampled ms, and the heaviest packages and functions. */
-export function summarizeProfile(file: string, packages = 8, functions = 12): string {
-  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+/** A stretch of a run to look at: a workload's measured part (monotonic clock, µs). */
+export interface ProfileWindow {
+  label: string;
+  fromUs: number;
+  toUs: number;
+}
+
+/** Now on the clock the profiles use. */
+export const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * Summarises one profile (or the samples inside `window`): sampled busy time, and the heaviest
+ * packages and functions by self time. On a busy machine "busy" also counts time the process was
+ * runnable but waiting for a core, charged to whatever it was doing (often a syscall).
+ */
+export function summarizeProfile(
+  profile: CpuProfile,
+  window?: ProfileWindow,
+  packages = 8,
+  functions = 12,
+): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) =>
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)),
-  );
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    at += dt;
+    if (window && (at < window.fromUs || at > window.toUs)) return;
+    self.set(id, (self.get(id) ?? 0) + dt);
+  });
   const byPackage = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let all = 0;
@@ -74,8 +98,15 @@ export function summarizeProfile(file: string, packages = 8, functions = 12): st
   return lines.join("\n");
 }
 
-/** Prints a summary of every profile in `dir`, named by the child whose pid wrote it. */
-export function printProfiles(dir: string, names: ReadonlyMap<number, string>): void {
+/**
+ * Prints a summary of every profile in `dir`, named by the child whose pid wrote it: for each
+ * window it covers, or for its whole life when no window is given.
+ */
+export function printProfiles(
+  dir: string,
+  names: ReadonlyMap<number, string>,
+  windows: readonly ProfileWindow[],
+): void {
   let files: string[];
   try {
     files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
@@ -84,11 +115,21 @@ export function printProfiles(dir: string, names: ReadonlyMap<number, string>): 
   }
   for (const file of files.sort()) {
     const pid = Number(file.split(".")[3]); // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile
-    console.log(`\n[cpu profile] ${names.get(pid) ?? `pid ${pid}`} (${path.join(dir, file)})`);
+    const name = names.get(pid) ?? `pid ${pid}`;
+    let profile: CpuProfile;
     try {
-      console.log(summarizeProfile(path.join(dir, file)));
+      profile = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as CpuProfile;
     } catch (error) {
-      console.log(`  unreadable: ${(error as Error).message}`);
+      console.log(`\n[cpu profile] ${name}: unreadable: ${(error as Error).message}`);
+      continue;
+    }
+    const end = profile.startTime + profile.timeDeltas.reduce((a, b) => a + b, 0);
+    const inside = windows.filter((w) => w.toUs > profile.startTime && w.fromUs < end);
+    for (const window of inside.length > 0 ? inside : [undefined]) {
+      console.log(
+        `\n[cpu profile] ${name}, ${window ? window.label : "whole life"} (${path.join(dir, file)})`,
+      );
+      console.log(summarizeProfile(profile, window));
     }
   }
 }
