@@ -10,6 +10,7 @@ export { invokeTool, type CallOutcome, type InvokeOptions } from "./invoke.js";
 export { VirtualSchedule } from "./virtual-clock.js";
 export { Executor, type ExecutorOptions, type FaultPoint } from "./live/executor.js";
 export { WakeUp } from "./live/wake-up.js";
+export { activationFailureLog } from "./live/failure-log.js";
 export { GroupCommitter } from "./live/group-commit.js";
 export { checkReplay, type ReplayCheck } from "./replay-check.js";
 export { previewFork, type ForkPreview } from "./fork-preview.js";

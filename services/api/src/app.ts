@@ -131,6 +131,8 @@ export function createApi(options: ApiOptions): FastifyInstance {
     if (!expected) ctx.log.error(`${request.method} ${request.url} failed`, error);
     if (body.error.code === "UNAUTHORIZED")
       void reply.header("WWW-Authenticate", 'Bearer realm="rewind"');
+    // A database restarting or an API shutting down: clients and proxies may retry shortly.
+    if (status === 503) void reply.header("Retry-After", "2");
     return reply.code(status).type("application/json; charset=utf-8").send(body);
   });
   app.setNotFoundHandler((request) => {

@@ -225,6 +225,7 @@ describe("the rest", () => {
       const listed = await app.inject({ url: "/v1/runs", headers: h.auth });
       expect(listed.statusCode).toBe(503);
       expect(errorOf(listed).code).toBe("UNAVAILABLE");
+      expect(listed.headers["retry-after"]).toBe("2");
       expect(listed.body).not.toContain("10.0.0.7");
       expect(listed.body).not.toMatch(/at .*\.ts:\d+/);
       const ready = await app.inject({ url: "/readyz" });

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { LocalRunChanges, createApi } from "@rewind/api";
-import { Executor, WakeUp, publishToolsets } from "@rewind/executor";
+import { Executor, WakeUp, activationFailureLog, publishToolsets } from "@rewind/executor";
 import { QuarantineService } from "@rewind/quarantine";
 import { BullMqQueue, InProcessQueue, type ActivationQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
@@ -67,8 +67,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     onCommitted: (runId) => changes.notify(runId),
     owner: `dev:${process.pid}:${randomBytes(4).toString("hex")}`,
     stealLeases: true,
-    onError: (runId, error) =>
-      log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
+    onError: activationFailureLog(log),
   });
   // Operators' releases and give-ups: acted on here, at once (the API pokes it) or on its poll.
   const quarantine = new QuarantineService({

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
 import { RewindError, configError } from "@rewind/core";
-import { Executor, WakeUp, publishToolsets } from "@rewind/executor";
+import { Executor, WakeUp, activationFailureLog, publishToolsets } from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
@@ -95,8 +95,7 @@ export async function startWorker(options: WorkerOptions) {
     epochs: support.epochs,
     leaseTtlMs: config.REWIND_LEASE_MS,
     maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
-    onError: (runId, error) =>
-      log(`run ${runId}: activation failed, retrying: ${(error as Error).message}`),
+    onError: activationFailureLog(log),
   });
   await publishToolsets(store, options.toolsets, owner); // fork previews name unsafe tools
   // Only the queues of the epochs this build can replay: a run of another epoch waits for a
