@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import { RewindError, isErrorCode, type JournalEntry, type RunStartedEntry } from "@rewind/core";
 import type { CompiledScript } from "@rewind/sandbox";
+import { metrics } from "@rewind/telemetry";
 import type { ForkPreview } from "./fork-preview.js";
 import type { ReplayCheck } from "./replay-check.js";
 import type { ReplayOutcome, ReplayTask, SandboxLimits } from "./replay-worker.js";
@@ -110,8 +111,19 @@ export class ReplayPool implements ReplayChecks {
   }
 
   private async run<T>(task: ReplayTask): Promise<T> {
-    const outcome = await this.pool.run(task);
-    if ("ok" in outcome) return outcome.ok as T;
+    const stop = metrics.replayCheckSeconds.startTimer({ kind: task.kind });
+    let outcome: ReplayOutcome<ReplayCheck | ForkPreview>;
+    try {
+      outcome = await this.pool.run(task);
+    } finally {
+      stop();
+    }
+    if ("ok" in outcome) {
+      const result = "matches" in outcome.ok ? (outcome.ok.matches ? "match" : "divergence") : "ok";
+      metrics.replayChecks.inc({ kind: task.kind, outcome: result });
+      return outcome.ok as T;
+    }
+    metrics.replayChecks.inc({ kind: task.kind, outcome: "error" });
     const { code, message } = outcome.error;
     throw new RewindError(isErrorCode(code) ? code : "SANDBOX_ERROR", message);
   }

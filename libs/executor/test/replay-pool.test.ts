@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineToolset, RewindError, type RunStartedEntry } from "@rewind/core";
 import { ReplayPool, checkReplay, previewFork, runInProcess } from "@rewind/executor";
 import { Sandbox, compileScript, type CompiledScript } from "@rewind/sandbox";
+import { registry } from "@rewind/telemetry";
 
 const sandbox = new Sandbox();
 const pool = new ReplayPool({ threads: 2 });
@@ -121,5 +122,14 @@ describe("ReplayPool", () => {
     await expect(pool.check(original, broken)).rejects.toBeInstanceOf(RewindError);
     expect(() => new ReplayPool({ threads: 0 })).toThrow(/1 to 256 threads, got 0/);
     expect(pool.threads).toBe(2);
+  });
+
+  it("counts checks by kind and outcome, and times them (rewind_replay_*)", async () => {
+    const text = await registry.metrics();
+    expect(text).toMatch(/rewind_replay_checks_total\{kind="check",outcome="match"\} [1-9]/);
+    expect(text).toMatch(/rewind_replay_checks_total\{kind="check",outcome="divergence"\} [1-9]/);
+    expect(text).toMatch(/rewind_replay_checks_total\{kind="check",outcome="error"\} [1-9]/);
+    expect(text).toMatch(/rewind_replay_checks_total\{kind="preview-fork",outcome="ok"\} [1-9]/);
+    expect(text).toMatch(/rewind_replay_check_duration_seconds_count\{kind="check"\} [1-9]/);
   });
 });

@@ -108,6 +108,19 @@ export const metrics = {
     labelNames: ["epoch", "reason"] as const,
     registers: [registry],
   }),
+  replayChecks: new Counter({
+    name: "rewind_replay_checks_total",
+    help: "Replay checks and fork previews run on the replay threads, by kind (check, preview-fork) and outcome (match, divergence, ok, error)",
+    labelNames: ["kind", "outcome"] as const,
+    registers: [registry],
+  }),
+  replayCheckSeconds: new Histogram({
+    name: "rewind_replay_check_duration_seconds",
+    help: "Time a replay check or fork preview takes, waiting for a replay thread included",
+    labelNames: ["kind"] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
   apiRequests: new Counter({
     name: "rewind_api_requests_total",
     help: "API requests, by route and status code",
