@@ -26,7 +26,7 @@ import { Report } from "../sandbox/stats.js";
 const RUNS = Number(process.env.REPLAY_RUNS ?? 1000);
 const CALLS = 100;
 const TARGET_MS = 10_000;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const CLI = fileURLToPath(new URL("../../libs/cli/dist/main.js", import.meta.url));
 
 const ORIGINAL = `import { tools, waitForSignal } from "rewind";
