@@ -43,9 +43,14 @@ console.log(
 );
 
 let platform: Platform | undefined;
-/** Stops everything and leaves: on an interrupt or the deadline. */
+let aborted: number | undefined;
+/**
+ * Stops everything and leaves: on an interrupt or the deadline. The workload under way then
+ * fails too; whichever ends first waits for the same cleanup (Platform.close) before exiting.
+ */
 const abort = (why: string, code: number) => {
   console.error(`\n${why}: stopping the cluster`);
+  aborted = code;
   killAll();
   void (platform?.close(false) ?? Promise.resolve()).finally(() => process.exit(code));
 };
@@ -124,4 +129,4 @@ console.log(
   `\n${failed === 0 ? "All targets met" : `${report.failed} target(s) missed${failure === undefined ? "" : ", and the benchmark failed"}`} ` +
     `in ${((Date.now() - t0) / 1000).toFixed(1)} s; child logs${flags.cpuProf ? " and CPU profiles" : ""} in ${logDir}`,
 );
-process.exit(failed === 0 ? 0 : 1);
+process.exit(aborted ?? (failed === 0 ? 0 : 1));

@@ -68,7 +68,7 @@ export class Platform {
   readonly names = new Map<number, string>();
   private api: Child | undefined;
   private generation = 0;
-  private closed = false;
+  private closing: Promise<string[]> | undefined;
 
   private constructor(
     private readonly options: PlatformOptions,
@@ -211,10 +211,16 @@ export class Platform {
       .join("\n");
   }
 
-  /** Stops every child (gracefully when `graceful`), drops the database, deletes the keys. */
-  async close(graceful = true): Promise<string[]> {
-    if (this.closed) return [];
-    this.closed = true;
+  /**
+   * Stops every child (gracefully when `graceful`), drops the database, deletes the keys. A
+   * second call (an interrupt during the first) waits for the same cleanup.
+   */
+  close(graceful = true): Promise<string[]> {
+    this.closing ??= this.cleanUp(graceful);
+    return this.closing;
+  }
+
+  private async cleanUp(graceful: boolean): Promise<string[]> {
     const problems: string[] = [];
     const children = [...this.workers, ...(this.api ? [this.api] : [])];
     const stops = await Promise.all(children.map((c) => stop(c, graceful ? 15_000 : 0)));

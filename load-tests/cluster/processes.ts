@@ -174,7 +174,11 @@ export function runCli(
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      child.kill("SIGKILL");
+    }, timeoutMs);
     child.once("error", reject);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
@@ -183,7 +187,7 @@ export function runCli(
       else
         reject(
           new Error(
-            `rewind ${args.join(" ")} ${signal === "SIGKILL" ? `took more than ${timeoutMs / 1000} s` : `exited ${code ?? signal}`}:\n${stdout}${stderr}`,
+            `rewind ${args.join(" ")} ${late ? `took more than ${timeoutMs / 1000} s` : `exited ${code ?? signal}`}:\n${stdout}${stderr}`,
           ),
         );
     });
