@@ -41,6 +41,9 @@ type ValueRow = { ref: string; body: string | null; blobKey: string | null; size
 
 /** The store over SQL: the same code for Postgres and PGlite. */
 export class SqlStore implements Store {
+  private readonly scripts = new Map<string, StoredScript>();
+  private readonly tokens = new Map<string, { namespace: string; until: number }>();
+
   constructor(
     private readonly sql: SqlClient,
     private readonly blobs: BlobStore,
@@ -68,6 +71,21 @@ export class SqlStore implements Store {
   }
 
   async authenticate(token: string): Promise<string | undefined> {
+    // Every request asks: a granted token is remembered for a few seconds (a revoked one stops
+    // working within TOKEN_CACHE_MS).
+    const hash = hashToken(token);
+    const known = this.tokens.get(hash);
+    if (known !== undefined && known.until > Date.now()) return known.namespace;
+    const namespace = await this.lookUpToken(token);
+    if (namespace === undefined) this.tokens.delete(hash);
+    else {
+      if (this.tokens.size >= 1000) this.tokens.clear();
+      this.tokens.set(hash, { namespace, until: Date.now() + TOKEN_CACHE_MS });
+    }
+    return namespace;
+  }
+
+  private async lookUpToken(token: string): Promise<string | undefined> {
     const rows = await this.sql.db
       .select({ namespace: schema.apiTokens.namespace })
       .from(schema.apiTokens)
@@ -78,10 +96,14 @@ export class SqlStore implements Store {
   }
 
   async putScript(script: StoredScript): Promise<void> {
+    if (this.scripts.has(script.hash)) return; // stored by hash: what is stored never changes
     await this.sql.db.insert(schema.scripts).values(script).onConflictDoNothing();
+    this.rememberScript(script);
   }
 
   async getScript(hash: string): Promise<StoredScript | undefined> {
+    const known = this.scripts.get(hash);
+    if (known !== undefined) return known;
     const rows = await this.sql.db
       .select({
         hash: schema.scripts.hash,
@@ -91,7 +113,15 @@ export class SqlStore implements Store {
       })
       .from(schema.scripts)
       .where(eq(schema.scripts.hash, hash));
+    if (rows[0] !== undefined) this.rememberScript(rows[0]);
     return rows[0];
+  }
+
+  /** Scripts are immutable (stored by the hash of their code): the last few used stay here. */
+  private rememberScript(script: StoredScript): void {
+    this.scripts.delete(script.hash);
+    this.scripts.set(script.hash, script);
+    if (this.scripts.size > 64) this.scripts.delete(this.scripts.keys().next().value!);
   }
 
   async createRun({
@@ -102,7 +132,31 @@ export class SqlStore implements Store {
     ttlMs: number;
   }): Promise<void> {
     const { row, value } = encodeEntry(started);
-    const values = await this.prepareValues(value ? [value] : []);
+    const run = [
+      started.runId,
+      started.namespace,
+      started.scriptHash,
+      started.toolset,
+      started.epoch,
+      started.parent?.runId ?? null,
+      started.parent?.seq ?? null,
+      ttlMs,
+    ];
+    if (value === undefined) {
+      // The usual case (the input fits inline): one statement, one round trip. The foreign keys
+      // are checked at its end, when the namespace and run rows of the same statement exist.
+      await this.sql.execute(
+        "rw_create_run",
+        `WITH namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
+              run AS (
+                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms)
+                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8))
+         INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $9, $10, NULL, $11)`,
+        [...run, row.kind, row.at, JSON.stringify(row.body)],
+      );
+      return;
+    }
+    const values = await this.prepareValues([value]);
     await this.sql.transaction(async (tx) => {
       await tx.query("INSERT INTO rw_namespaces (name) VALUES ($1) ON CONFLICT DO NOTHING", [
         started.namespace,
@@ -110,16 +164,7 @@ export class SqlStore implements Store {
       await tx.query(
         `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms)
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)`,
-        [
-          started.runId,
-          started.namespace,
-          started.scriptHash,
-          started.toolset,
-          started.epoch,
-          started.parent?.runId ?? null,
-          started.parent?.seq ?? null,
-          ttlMs,
-        ],
+        run,
       );
       await this.insertValues(tx, started.runId, values);
       await tx.query(
@@ -573,6 +618,7 @@ function hashToken(token: string): string {
 }
 
 const UNIQUE_VIOLATION = "23505";
+const TOKEN_CACHE_MS = 5_000;
 const PLAIN_KINDS = new Set(["call", "call.result", "call.error", "output"]);
 
 /**
