@@ -3,6 +3,7 @@ export type {
   StoredScript,
   RunRecord,
   RunRoute,
+  LoadedRun,
   RunStatus,
   Lease,
   RunAppend,

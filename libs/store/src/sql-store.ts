@@ -31,6 +31,7 @@ import type {
   RunAppend,
   RunRecord,
   RunRoute,
+  LoadedRun,
   RunStatus,
   Store,
   StoredScript,
@@ -233,6 +234,92 @@ export class SqlStore implements Store {
     return row === undefined
       ? undefined
       : { runId, owner, token: Number(row.token), lastSeq: row.last_seq, attempts: row.attempts };
+  }
+
+  async loadRun(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    options: { steal?: boolean; epochs?: readonly number[] } = {},
+  ): Promise<LoadedRun | undefined> {
+    const rows = await this.sql.query<{
+      run: Record<string, unknown>;
+      journal: EntryRow[];
+      inbox: { id: number; kind: "signal" | "cancel"; name: string | null; payload_ref: string }[];
+    }>(
+      `WITH run AS (
+         UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
+                lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
+          WHERE id = $1 AND ended_at IS NULL
+            AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
+            AND ($5::integer[] IS NULL OR epoch = ANY($5))
+          RETURNING *)
+       SELECT to_jsonb(run) AS run,
+              (SELECT coalesce(jsonb_agg(jsonb_build_object('seq', j.seq, 'kind', j.kind, 'at', j.at,
+                        'callsite', j.callsite, 'body', j.body) ORDER BY j.seq), '[]')
+                 FROM rw_journal j WHERE j.run_id = $1) AS journal,
+              (SELECT coalesce(jsonb_agg(jsonb_build_object('id', i.id, 'kind', i.kind, 'name', i.name,
+                        'payload_ref', i.payload_ref) ORDER BY i.id), '[]')
+                 FROM rw_inbox i
+                WHERE i.run_id = $1 AND i.consumed_seq IS NULL AND i.kind IN ('signal', 'cancel')) AS inbox
+         FROM run`,
+      [runId, owner, ttlMs, options.steal === true, options.epochs ?? null],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const run = row.run;
+    const refs = [
+      ...row.journal.map(refOf).filter((ref): ref is string => ref !== undefined),
+      ...row.inbox.map((item) => item.payload_ref),
+    ];
+    const values = await this.loadValues([...new Set(refs)]);
+    const journal = row.journal.map((entry) =>
+      decodeEntry(entry, (ref) => values.get(ref) as Json),
+    );
+    const lastSeq = journal.at(-1)?.seq ?? 1;
+    const at = (key: string) => (run[key] === null ? null : new Date(run[key] as string));
+    return {
+      lease: {
+        runId,
+        owner,
+        token: Number(run.lease_token),
+        lastSeq,
+        attempts: run.attempts as number,
+      },
+      record: await this.toRecord(
+        {
+          id: runId,
+          namespace: run.namespace as string,
+          scriptHash: run.script_hash as string,
+          toolset: run.toolset as string,
+          epoch: run.epoch as number,
+          status: run.status as string,
+          parentId: run.parent_id as string | null,
+          parentSeq: run.parent_seq as number | null,
+          leaseOwner: owner,
+          leaseToken: Number(run.lease_token),
+          leaseExpiresAt: at("lease_expires_at"),
+          attempts: run.attempts as number,
+          resultJson: run.result_json as string | null,
+          resultRef: run.result_ref as string | null,
+          error: run.error as ErrorData | null,
+          ttlMs: Number(run.ttl_ms),
+          createdAt: at("created_at")!,
+          updatedAt: at("updated_at")!,
+          endedAt: at("ended_at"),
+          expiresAt: at("expires_at"),
+        } as typeof schema.runs.$inferSelect,
+        lastSeq,
+      ),
+      journal,
+      inbox: row.inbox.map((item) => ({
+        id: Number(item.id),
+        runId,
+        kind: item.kind,
+        name: item.name,
+        payload: values.get(item.payload_ref) ?? null,
+      })),
+    };
   }
 
   async renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void> {

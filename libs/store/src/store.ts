@@ -78,6 +78,14 @@ export interface RunAppend {
 
 export type AppendOutcome = "ok" | "lease_lost";
 
+export interface LoadedRun {
+  lease: Lease;
+  record: RunRecord;
+  journal: JournalEntry[];
+  /** Signals and cancels not yet journaled, oldest first. */
+  inbox: InboxItem[];
+}
+
 export interface InboxItem {
   id: number;
   runId: string;
@@ -137,6 +145,16 @@ export interface Store {
       epochs?: readonly number[];
     },
   ): Promise<Lease | undefined>;
+  /**
+   * A cold load in one round trip: takes the lease as acquireLease does and, if it got it, returns
+   * the run, its journal and its pending inbox with it.
+   */
+  loadRun(
+    runId: string,
+    owner: string,
+    ttlMs: number,
+    options?: { steal?: boolean; epochs?: readonly number[] },
+  ): Promise<LoadedRun | undefined>;
   renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void>;
   /** Hands the run back (its attempts count restarts). */
   releaseLease(lease: Lease): Promise<void>;

@@ -445,6 +445,38 @@ export function conformance(name: string, backend: Backend): void {
       await store.publishToolsets([], "w"); // nothing to publish: nothing happens
     });
 
+    it("loads a run in one call: its lease, record, journal and pending inbox", async () => {
+      const big = { text: "v".repeat(5 * 1024), n: counter };
+      const { entry, lease } = await newRun({ input: big, epoch: 3 });
+      await store.commit([{ lease, afterSeq: 1, entries: [call(2, big)], status: "running" }]);
+      const signal = await store.addInbox(entry.runId, {
+        kind: "signal",
+        name: "go",
+        payload: big,
+      });
+      expect(await store.loadRun(entry.runId, "owner-b", 30_000)).toBeUndefined(); // held
+      expect(await store.loadRun(entry.runId, "owner-a", 30_000, { epochs: [1] })).toBeUndefined();
+      const loaded = (await store.loadRun(entry.runId, "owner-a", 30_000, { epochs: [3] }))!;
+      expect(loaded.lease).toEqual({
+        runId: entry.runId,
+        owner: "owner-a",
+        token: lease.token + 1,
+        lastSeq: 2,
+        attempts: 1, // the commit was progress: this load is the first attempt since
+      });
+      expect(loaded.record).toEqual({
+        ...(await store.getRun(entry.runId)),
+        updatedAt: expect.any(Date),
+      });
+      expect(JSON.stringify(loaded.journal)).toBe(
+        JSON.stringify(await store.readJournal(entry.runId)),
+      );
+      expect(loaded.inbox).toEqual([
+        { id: signal, runId: entry.runId, kind: "signal", name: "go", payload: big },
+      ]);
+      expect(await store.loadRun("run_that_does_not_exist", "owner-a", 30_000)).toBeUndefined();
+    });
+
     it("authenticates tokens by hash", async () => {
       const token = await store.createToken("team-a", "ci");
       expect(await store.authenticate(token)).toBe("team-a");

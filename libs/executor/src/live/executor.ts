@@ -181,9 +181,10 @@ export class Executor {
     metrics.activations.inc({ kind: run === undefined ? "cold" : "hot" });
     if (run === undefined) {
       const started = performance.now();
+      // The load reads the inbox as it is now; a ring from here on marks it to be read again.
+      this.inboxDirty.delete(runId);
       run = await this.load(runId);
       if (run !== undefined) metrics.replaySeconds.observe((performance.now() - started) / 1000);
-      this.inboxDirty.add(runId);
     }
     if (run === undefined || run.dropped) return;
     run.lastActive = this.now();
@@ -202,7 +203,13 @@ export class Executor {
       if ("callSeq" in event) this.owed(runId)?.delete(event.callSeq);
     }
     // Signals and cancels from the inbox: only the owner turns them into journal entries.
-    const inbox = this.inboxDirty.delete(runId) ? await this.options.store.pendingInbox(runId) : [];
+    const inbox = run.loadedInbox ?? [];
+    run.loadedInbox = undefined;
+    if (this.inboxDirty.delete(runId)) {
+      const seen = new Set(inbox.map((item) => item.id));
+      for (const item of await this.options.store.pendingInbox(runId))
+        if (!seen.has(item.id)) inbox.push(item);
+    }
     for (const item of inbox) {
       if (run.engine.outcome !== undefined) break;
       const produce =
@@ -235,22 +242,18 @@ export class Executor {
   /** A cold run: take its lease, read its journal, replay it, and carry on live. */
   private async load(runId: string): Promise<HotRun | undefined> {
     const { store } = this.options;
-    const lease = await store.acquireLease(runId, this.options.owner, this.leaseTtlMs, {
+    // One round trip: the lease, and with it the run, its journal and its inbox.
+    const loaded = await store.loadRun(runId, this.options.owner, this.leaseTtlMs, {
       steal: this.options.stealLeases === true,
       epochs: this.epochs,
     });
-    if (lease === undefined) return undefined; // ended, another owner holds it, or another epoch
+    if (loaded === undefined) return undefined; // ended, another owner holds it, or another epoch
+    const { lease, record, journal, inbox } = loaded;
     if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.crashLoop(lease);
-    const record = await store.getRun(runId);
-    if (
-      record === undefined ||
-      ENDED_STATUSES.has(record.status) ||
-      record.status === "quarantined"
-    ) {
+    if (ENDED_STATUSES.has(record.status) || record.status === "quarantined") {
       await store.releaseLease(lease);
       return undefined;
     }
-    const journal = await store.readJournal(runId);
     const started = journal[0];
     if (started?.kind !== "run.started")
       throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
@@ -260,8 +263,11 @@ export class Executor {
       resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
     };
     // A fork's first load: the new script against its parent's journal, reusing what matches.
-    if (journal.length === 1 && started.parent !== undefined)
-      return this.startFork(lease, record, started, script);
+    if (journal.length === 1 && started.parent !== undefined) {
+      const fork = await this.startFork(lease, record, started, script);
+      if (fork !== undefined) fork.loadedInbox = inbox;
+      return fork;
+    }
     try {
       replayed = await this.replay(script, started, journal, !this.heavy.has(runId)).catch(
         (error: unknown) => {
@@ -285,6 +291,7 @@ export class Executor {
     const { instance, resumed } = replayed;
     const run = new HotRun(runId, record.toolset, resumed.engine, instance, lease, journal.length);
     run.storedStatus = record.status;
+    run.loadedInbox = inbox;
     this.hot.set(runId, run);
     metrics.hotRuns.set(this.hot.size);
     this.evictIfFull();

@@ -1,7 +1,7 @@
 import type { CallEntry, ErrorData, Json } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
 import type { ScriptInstance } from "@rewind/sandbox";
-import type { Lease, RunStatus } from "@rewind/store";
+import type { InboxItem, Lease, RunStatus } from "@rewind/store";
 
 /** A run whose sandbox is alive in this process: its next event needs no replay. */
 export class HotRun {
@@ -18,6 +18,8 @@ export class HotRun {
   wakePending = false;
   /** Loaded cold and nothing journaled since: the store still counts this load as an attempt. */
   attemptOpen = true;
+  /** The inbox as the cold load read it: handled by the first activation, then read afresh. */
+  loadedInbox: InboxItem[] | undefined;
   /** The copy that replaced this one when it was rebuilt in this process (see Executor.rebuild). */
   successor: HotRun | undefined;
 
