@@ -1,16 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, lt } from "drizzle-orm";
-import { type ErrorData, type Json, type JournalEntry, RewindError } from "@rewind/core";
+import type { Json, JournalEntry } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
-import {
-  INLINE_VALUE_LIMIT,
-  decodeEntry,
-  encodeEntry,
-  encodeValue,
-  refOf,
-  type EncodedValue,
-  type EntryRow,
-} from "./encoding.js";
+import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
+import * as leases from "./leases.js";
+import type { LeaseOptions } from "./leases.js";
 import * as quarantine from "./quarantine.js";
 import * as toolsets from "./toolsets.js";
 import type {
@@ -20,8 +14,11 @@ import type {
   QuarantineRequest,
   QuarantinedRun,
 } from "./quarantine.js";
+import { commitPlainStep, encodeAppend, plainStep } from "./appends.js";
+import { toRecord } from "./run-rows.js";
 import * as schema from "./schema.js";
 import type { SqlClient } from "./sql.js";
+import { ValueRows } from "./values.js";
 import type {
   AppendOutcome,
   DueTimer,
@@ -37,18 +34,20 @@ import type {
   StoredScript,
 } from "./store.js";
 
-/** A value as stored: its canonical JSON text inline, or the key of the blob holding it. */
-type ValueRow = { ref: string; body: string | null; blobKey: string | null; size: number };
-
 /** The store over SQL: the same code for Postgres and PGlite. */
 export class SqlStore implements Store {
   private readonly scripts = new Map<string, StoredScript>();
+  private readonly values: ValueRows;
+  private readonly loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>;
   private readonly tokens = new Map<string, { namespace: string; until: number }>();
 
   constructor(
     private readonly sql: SqlClient,
     private readonly blobs: BlobStore,
-  ) {}
+  ) {
+    this.values = new ValueRows(sql, blobs);
+    this.loadValues = (refs) => this.values.load(refs);
+  }
 
   get kind() {
     return this.sql.kind;
@@ -157,7 +156,7 @@ export class SqlStore implements Store {
       );
       return;
     }
-    const values = await this.prepareValues([value]);
+    const values = await this.values.prepare([value]);
     await this.sql.transaction(async (tx) => {
       await tx.query("INSERT INTO rw_namespaces (name) VALUES ($1) ON CONFLICT DO NOTHING", [
         started.namespace,
@@ -167,7 +166,7 @@ export class SqlStore implements Store {
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)`,
         run,
       );
-      await this.insertValues(tx, started.runId, values);
+      await this.values.insert(tx, started.runId, values);
       await tx.query(
         "INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $2, $3, NULL, $4)",
         [started.runId, row.kind, row.at, JSON.stringify(row.body)],
@@ -178,7 +177,7 @@ export class SqlStore implements Store {
   async getRun(id: string): Promise<RunRecord | undefined> {
     const rows = await this.sql.db.select().from(schema.runs).where(eq(schema.runs.id, id));
     if (rows[0] === undefined) return undefined;
-    return this.toRecord(rows[0], (await this.lastSeqs([id])).get(id) ?? 1);
+    return toRecord(rows[0], (await this.lastSeqs([id])).get(id) ?? 1, this.loadValues);
   }
 
   /** The journal is the truth about where a run is: its highest seq. */
@@ -201,7 +200,7 @@ export class SqlStore implements Store {
       .orderBy(desc(schema.runs.id))
       .limit(Math.min(filter.limit ?? 50, 1000));
     const last = await this.lastSeqs(rows.map((row) => row.id));
-    return Promise.all(rows.map((row) => this.toRecord(row, last.get(row.id) ?? 1)));
+    return Promise.all(rows.map((row) => toRecord(row, last.get(row.id) ?? 1, this.loadValues)));
   }
 
   async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
@@ -214,144 +213,49 @@ export class SqlStore implements Store {
     return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json));
   }
 
-  async acquireLease(
+  // ---- leases (the queries are in leases.ts)
+
+  acquireLease(
     runId: string,
     owner: string,
     ttlMs: number,
-    options: { steal?: boolean; epochs?: readonly number[] } = {},
+    options: LeaseOptions = {},
   ): Promise<Lease | undefined> {
-    const rows = await this.sql.query<{ token: string; last_seq: number; attempts: number }>(
-      `UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
-              lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
-        WHERE id = $1 AND ended_at IS NULL
-          AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-          AND ($5::integer[] IS NULL OR epoch = ANY($5))
-        RETURNING lease_token AS token, attempts,
-                  (SELECT max(seq) FROM rw_journal WHERE run_id = $1) AS last_seq`,
-      [runId, owner, ttlMs, options.steal === true, options.epochs ?? null],
-    );
-    const row = rows[0];
-    return row === undefined
-      ? undefined
-      : { runId, owner, token: Number(row.token), lastSeq: row.last_seq, attempts: row.attempts };
+    return leases.acquire(this.sql, runId, owner, ttlMs, options);
   }
 
-  async loadRun(
+  loadRun(
     runId: string,
     owner: string,
     ttlMs: number,
-    options: { steal?: boolean; epochs?: readonly number[] } = {},
+    options: LeaseOptions = {},
   ): Promise<LoadedRun | undefined> {
-    const rows = await this.sql.query<{
-      run: Record<string, unknown>;
-      journal: EntryRow[];
-      inbox: { id: number; kind: "signal" | "cancel"; name: string | null; payload_ref: string }[];
-    }>(
-      `WITH run AS (
-         UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
-                lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
-          WHERE id = $1 AND ended_at IS NULL
-            AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-            AND ($5::integer[] IS NULL OR epoch = ANY($5))
-          RETURNING *)
-       SELECT to_jsonb(run) AS run,
-              (SELECT coalesce(jsonb_agg(jsonb_build_object('seq', j.seq, 'kind', j.kind, 'at', j.at,
-                        'callsite', j.callsite, 'body', j.body) ORDER BY j.seq), '[]')
-                 FROM rw_journal j WHERE j.run_id = $1) AS journal,
-              (SELECT coalesce(jsonb_agg(jsonb_build_object('id', i.id, 'kind', i.kind, 'name', i.name,
-                        'payload_ref', i.payload_ref) ORDER BY i.id), '[]')
-                 FROM rw_inbox i
-                WHERE i.run_id = $1 AND i.consumed_seq IS NULL AND i.kind IN ('signal', 'cancel')) AS inbox
-         FROM run`,
-      [runId, owner, ttlMs, options.steal === true, options.epochs ?? null],
-    );
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    const run = row.run;
-    const refs = [
-      ...row.journal.map(refOf).filter((ref): ref is string => ref !== undefined),
-      ...row.inbox.map((item) => item.payload_ref),
-    ];
-    const values = await this.loadValues([...new Set(refs)]);
-    const journal = row.journal.map((entry) =>
-      decodeEntry(entry, (ref) => values.get(ref) as Json),
-    );
-    const lastSeq = journal.at(-1)?.seq ?? 1;
-    const at = (key: string) => (run[key] === null ? null : new Date(run[key] as string));
-    return {
-      lease: {
-        runId,
-        owner,
-        token: Number(run.lease_token),
-        lastSeq,
-        attempts: run.attempts as number,
-      },
-      record: await this.toRecord(
-        {
-          id: runId,
-          namespace: run.namespace as string,
-          scriptHash: run.script_hash as string,
-          toolset: run.toolset as string,
-          epoch: run.epoch as number,
-          status: run.status as string,
-          parentId: run.parent_id as string | null,
-          parentSeq: run.parent_seq as number | null,
-          leaseOwner: owner,
-          leaseToken: Number(run.lease_token),
-          leaseExpiresAt: at("lease_expires_at"),
-          attempts: run.attempts as number,
-          resultJson: run.result_json as string | null,
-          resultRef: run.result_ref as string | null,
-          error: run.error as ErrorData | null,
-          ttlMs: Number(run.ttl_ms),
-          createdAt: at("created_at")!,
-          updatedAt: at("updated_at")!,
-          endedAt: at("ended_at"),
-          expiresAt: at("expires_at"),
-        } as typeof schema.runs.$inferSelect,
-        lastSeq,
-      ),
-      journal,
-      inbox: row.inbox.map((item) => ({
-        id: Number(item.id),
-        runId,
-        kind: item.kind,
-        name: item.name,
-        payload: values.get(item.payload_ref) ?? null,
-      })),
-    };
+    return leases.load(this.sql, this.loadValues, runId, owner, ttlMs, options);
   }
 
-  async renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void> {
-    if (runIds.length === 0) return;
-    await this.sql.query(
-      "UPDATE rw_runs SET lease_expires_at = now() + $3 * interval '1 millisecond' WHERE id = ANY($1) AND lease_owner = $2",
-      [runIds, owner, ttlMs],
-    );
+  renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void> {
+    return leases.renew(this.sql, owner, runIds, ttlMs);
   }
 
-  async releaseLease(lease: Lease): Promise<void> {
-    await this.sql.query(
-      "UPDATE rw_runs SET lease_owner = NULL, lease_expires_at = NULL, attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
-      [lease.runId, lease.owner, lease.token],
-    );
+  releaseLease(lease: Lease): Promise<void> {
+    return leases.release(this.sql, lease);
   }
 
-  async clearAttempts(lease: Lease): Promise<void> {
-    await this.sql.query(
-      "UPDATE rw_runs SET attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
-      [lease.runId, lease.owner, lease.token],
-    );
+  clearAttempts(lease: Lease): Promise<void> {
+    return leases.clearAttempts(this.sql, lease);
   }
+
+  // ---- appends
 
   async commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]> {
     if (appends.length === 0) return [];
     if (appends.length === 1 && appends[0]!.runRowUnchanged === true) {
       const plain = plainStep(appends[0]!);
-      if (plain !== undefined) return [await this.commitPlain(appends[0]!, plain)];
+      if (plain !== undefined) return [await commitPlainStep(this.sql, appends[0]!, plain)];
     }
     const batch = [];
-    for (const append of appends) batch.push(await this.encodeAppend(append));
+    for (const append of appends)
+      batch.push(await encodeAppend(append, (v) => this.values.prepare(v)));
     const rows = await this.sql.query<{ results: AppendOutcome[] }>(
       "SELECT rw_commit($1::jsonb) AS results",
       [JSON.stringify(batch)],
@@ -359,45 +263,14 @@ export class SqlStore implements Store {
     return rows[0]!.results;
   }
 
-  /**
-   * One run's plain step as one prepared INSERT: its entries, fenced in the same statement by the
-   * lease (owner and token) and by the journal's end (seq afterSeq exists; the (run_id, seq) key
-   * refuses afterSeq + 1 if it does too). As fast as a bare INSERT; rw_commit (a plpgsql loop over
-   * a jsonb batch) costs half as much again, and stays for everything else.
-   */
-  private async commitPlain(append: RunAppend, rows: readonly EntryRow[]): Promise<AppendOutcome> {
-    const { lease, afterSeq } = append;
-    const params: unknown[] = [lease.runId, lease.owner, lease.token, afterSeq];
-    const tuples = rows.map((row) => {
-      const at = params.push(row.seq, row.kind, row.at, row.callsite, JSON.stringify(row.body));
-      return `($${at - 4}::integer, $${at - 3}::text, $${at - 2}::bigint, $${at - 1}::text, $${at}::jsonb)`;
-    });
-    try {
-      const count = await this.sql.execute(
-        `rw_plain_step_${rows.length}`,
-        `INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
-         SELECT $1, e.seq, e.kind, e.at, e.callsite, e.body
-           FROM (VALUES ${tuples.join(", ")}) AS e (seq, kind, at, callsite, body)
-          WHERE EXISTS (SELECT 1 FROM rw_runs WHERE id = $1 AND lease_owner = $2 AND lease_token = $3)
-            AND EXISTS (SELECT 1 FROM rw_journal WHERE run_id = $1 AND seq = $4::integer)`,
-        params,
-      );
-      return count === rows.length ? "ok" : "lease_lost";
-    } catch (error) {
-      // Another owner appended after the same seq first: this owner's step is refused.
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) return "lease_lost";
-      throw error;
-    }
-  }
-
   async addInbox(
     runId: string,
     item: { kind: "signal" | "cancel"; name?: string; payload?: Json },
   ): Promise<number> {
     const value = encodeValue(item.payload ?? null);
-    const [prepared] = await this.prepareValues([value]);
+    const [prepared] = await this.values.prepare([value]);
     return this.sql.transaction(async (tx) => {
-      await this.insertValues(tx, runId, [prepared!]);
+      await this.values.insert(tx, runId, [prepared!]);
       const rows = await tx.query<{ id: string }>(
         "INSERT INTO rw_inbox (run_id, kind, name, payload_ref) VALUES ($1, $2, $3, $4) RETURNING id",
         [runId, item.kind, item.name ?? null, value.ref],
@@ -533,7 +406,7 @@ export class SqlStore implements Store {
   }
 
   async commitRelease(append: RunAppend, epoch: number): Promise<AppendOutcome> {
-    const encoded = await this.encodeAppend(append);
+    const encoded = await encodeAppend(append, (v) => this.values.prepare(v));
     // The epoch moves only with the entry that says so: both commit, or neither.
     return this.sql.transaction(async (tx) => {
       const rows = await tx.query<{ results: AppendOutcome[] }>(
@@ -559,168 +432,10 @@ export class SqlStore implements Store {
   openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]> {
     return quarantine.openRunsByEpoch(this.sql, namespace);
   }
-
-  // ---- values
-
-  /** Large values go to the blob store first: the row that refers to a blob commits after it. */
-  private async prepareValues(values: readonly EncodedValue[]): Promise<ValueRow[]> {
-    const rows: ValueRow[] = [];
-    for (const value of values) {
-      if (value.size > INLINE_VALUE_LIMIT) {
-        const key = value.ref.slice("sha256:".length);
-        await this.blobs.put(key, value.canonical);
-        rows.push({ ref: value.ref, body: null, blobKey: key, size: value.size });
-      } else {
-        rows.push({ ref: value.ref, body: value.canonical, blobKey: null, size: value.size });
-      }
-    }
-    return rows;
-  }
-
-  private async insertValues(
-    tx: Pick<SqlClient, "query">,
-    runId: string,
-    values: readonly ValueRow[],
-  ): Promise<void> {
-    for (const v of values) {
-      await tx.query(
-        "INSERT INTO rw_values (ref, body, blob_key, size) VALUES ($1, $2, $3, $4) ON CONFLICT (ref) DO NOTHING",
-        [v.ref, v.body, v.blobKey, v.size],
-      );
-      await tx.query(
-        "INSERT INTO rw_run_values (run_id, ref) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-        [runId, v.ref],
-      );
-    }
-  }
-
-  private async loadValues(refs: readonly string[]): Promise<Map<string, Json>> {
-    const values = new Map<string, Json>();
-    if (refs.length === 0) return values;
-    const rows = await this.sql.query<{
-      ref: string;
-      body: string | null;
-      blob_key: string | null;
-    }>("SELECT ref, body, blob_key FROM rw_values WHERE ref = ANY($1)", [refs]);
-    for (const row of rows) {
-      const canonical = row.blob_key === null ? row.body! : await this.blobs.get(row.blob_key);
-      values.set(row.ref, JSON.parse(canonical) as Json);
-    }
-    for (const ref of refs) {
-      if (!values.has(ref))
-        throw new RewindError("SANDBOX_ERROR", `The value ${ref} is missing from the store`);
-    }
-    return values;
-  }
-
-  private async encodeAppend(append: RunAppend) {
-    const rows: EntryRow[] = [];
-    const encoded: EncodedValue[] = [];
-    const timersSet: { seq: number; due: number }[] = [];
-    const timersCleared: number[] = [];
-    let ended = false;
-    let resultRef: string | undefined;
-    let resultJson: string | undefined;
-    let error: ErrorData | undefined;
-    for (const entry of append.entries) {
-      const { row, value, inline } = encodeEntry(entry);
-      rows.push(row);
-      if (value) encoded.push(value);
-      switch (entry.kind) {
-        case "timer.set":
-          timersSet.push({ seq: entry.seq, due: entry.due });
-          break;
-        case "timer.cancel":
-          timersCleared.push(entry.timerSeq);
-          break;
-        case "timer.fired":
-          timersCleared.push(entry.timerSeq);
-          break;
-        case "run.completed":
-          ended = true;
-          if (inline !== undefined) resultJson = inline;
-          else resultRef = value!.ref;
-          break;
-        case "run.failed":
-          ended = true;
-          error = entry.error;
-          break;
-        case "run.cancelled":
-          ended = true;
-          break;
-        default:
-          break;
-      }
-    }
-    const values = await this.prepareValues(encoded);
-    return {
-      runId: append.lease.runId,
-      owner: append.lease.owner,
-      token: append.lease.token,
-      afterSeq: append.afterSeq,
-      status: append.status,
-      ended,
-      resultRef,
-      resultJson,
-      error,
-      entries: rows,
-      values,
-      timersSet,
-      timersCleared,
-      inboxConsumed: append.inboxConsumed ?? [],
-    };
-  }
-
-  private async toRecord(
-    row: typeof schema.runs.$inferSelect,
-    lastSeq: number,
-  ): Promise<RunRecord> {
-    const record: RunRecord = {
-      id: row.id,
-      namespace: row.namespace,
-      scriptHash: row.scriptHash,
-      toolset: row.toolset,
-      epoch: row.epoch,
-      status: row.status as RunStatus,
-      lastSeq,
-      ttlMs: row.ttlMs,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
-    };
-    if (row.parentId !== null) record.parent = { runId: row.parentId, seq: row.parentSeq ?? 0 };
-    if (row.resultJson !== null) record.result = JSON.parse(row.resultJson) as Json;
-    else if (row.resultRef !== null)
-      record.result = (await this.loadValues([row.resultRef])).get(row.resultRef)!;
-    if (row.error !== null) record.error = row.error as ErrorData;
-    if (row.endedAt !== null) record.endedAt = row.endedAt;
-    if (row.expiresAt !== null) record.expiresAt = row.expiresAt;
-    if (row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > new Date())
-      record.holder = row.leaseOwner;
-    return record;
-  }
 }
 
 function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-const UNIQUE_VIOLATION = "23505";
 const TOKEN_CACHE_MS = 5_000;
-const PLAIN_KINDS = new Set(["call", "call.result", "call.error", "output"]);
-
-/**
- * The rows of an append that needs nothing but journal rows (no value stored apart, no timer, no
- * inbox item, no end), or undefined.
- */
-function plainStep(append: RunAppend): EntryRow[] | undefined {
-  if (append.entries.length === 0 || append.entries.length > 8) return undefined;
-  if ((append.inboxConsumed?.length ?? 0) > 0) return undefined;
-  const rows: EntryRow[] = [];
-  for (const entry of append.entries) {
-    if (!PLAIN_KINDS.has(entry.kind)) return undefined;
-    const { row, value } = encodeEntry(entry);
-    if (value !== undefined) return undefined;
-    rows.push(row);
-  }
-  return rows;
-}

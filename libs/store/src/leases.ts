@@ -1,0 +1,129 @@
+import type { Json } from "@rewind/core";
+import { decodeEntry, refOf, type EntryRow } from "./encoding.js";
+import { runRowFromJson, toRecord } from "./run-rows.js";
+import type { SqlClient } from "./sql.js";
+import type { Lease, LoadedRun } from "./store.js";
+
+export interface LeaseOptions {
+  /** Take it whatever its state: for a process that knows every other owner is gone. */
+  steal?: boolean;
+  /** Only if the run's epoch is one of these: a worker never touches runs it cannot replay. */
+  epochs?: readonly number[];
+}
+
+/**
+ * Takes run $1's lease for owner $2 for $3 ms if it is free, expired or already $2's ($4: steal),
+ * and the run is of one of the epochs $5 (null: any). Every lease gets a new token: the fence
+ * that refuses a previous holder's appends. A cold load counts as an attempt.
+ */
+const TAKE_LEASE = `
+  UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
+         lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
+   WHERE id = $1 AND ended_at IS NULL
+     AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
+     AND ($5::integer[] IS NULL OR epoch = ANY($5))`;
+
+const params = (runId: string, owner: string, ttlMs: number, options: LeaseOptions) => [
+  runId,
+  owner,
+  ttlMs,
+  options.steal === true,
+  options.epochs ?? null,
+];
+
+export async function acquire(
+  sql: SqlClient,
+  runId: string,
+  owner: string,
+  ttlMs: number,
+  options: LeaseOptions,
+): Promise<Lease | undefined> {
+  const rows = await sql.query<{ token: string; last_seq: number; attempts: number }>(
+    `${TAKE_LEASE}
+     RETURNING lease_token AS token, attempts,
+               (SELECT max(seq) FROM rw_journal WHERE run_id = $1) AS last_seq`,
+    params(runId, owner, ttlMs, options),
+  );
+  const row = rows[0];
+  return row === undefined
+    ? undefined
+    : { runId, owner, token: Number(row.token), lastSeq: row.last_seq, attempts: row.attempts };
+}
+
+/** The lease and, in the same round trip, the run, its journal and its pending inbox. */
+export async function load(
+  sql: SqlClient,
+  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  runId: string,
+  owner: string,
+  ttlMs: number,
+  options: LeaseOptions,
+): Promise<LoadedRun | undefined> {
+  const rows = await sql.query<{
+    run: Record<string, unknown>;
+    journal: EntryRow[];
+    inbox: { id: number; kind: "signal" | "cancel"; name: string | null; payload_ref: string }[];
+  }>(
+    `WITH run AS (${TAKE_LEASE} RETURNING *)
+     SELECT to_jsonb(run) AS run,
+            (SELECT coalesce(jsonb_agg(jsonb_build_object('seq', j.seq, 'kind', j.kind, 'at', j.at,
+                      'callsite', j.callsite, 'body', j.body) ORDER BY j.seq), '[]')
+               FROM rw_journal j WHERE j.run_id = $1) AS journal,
+            (SELECT coalesce(jsonb_agg(jsonb_build_object('id', i.id, 'kind', i.kind, 'name', i.name,
+                      'payload_ref', i.payload_ref) ORDER BY i.id), '[]')
+               FROM rw_inbox i
+              WHERE i.run_id = $1 AND i.consumed_seq IS NULL AND i.kind IN ('signal', 'cancel')) AS inbox
+       FROM run`,
+    params(runId, owner, ttlMs, options),
+  );
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  const refs = [
+    ...row.journal.map(refOf).filter((ref): ref is string => ref !== undefined),
+    ...row.inbox.map((item) => item.payload_ref),
+  ];
+  const values = await loadValues([...new Set(refs)]);
+  const journal = row.journal.map((entry) => decodeEntry(entry, (ref) => values.get(ref) as Json));
+  const lastSeq = journal.at(-1)?.seq ?? 1;
+  const run = runRowFromJson(row.run);
+  return {
+    lease: { runId, owner, token: run.leaseToken, lastSeq, attempts: run.attempts },
+    record: await toRecord(run, lastSeq, loadValues),
+    journal,
+    inbox: row.inbox.map((item) => ({
+      id: Number(item.id),
+      runId,
+      kind: item.kind,
+      name: item.name,
+      payload: values.get(item.payload_ref) ?? null,
+    })),
+  };
+}
+
+export async function renew(
+  sql: SqlClient,
+  owner: string,
+  runIds: readonly string[],
+  ttlMs: number,
+): Promise<void> {
+  if (runIds.length === 0) return;
+  await sql.query(
+    "UPDATE rw_runs SET lease_expires_at = now() + $3 * interval '1 millisecond' WHERE id = ANY($1) AND lease_owner = $2",
+    [runIds, owner, ttlMs],
+  );
+}
+
+/** Hands the run back: its attempts count restarts. */
+export async function release(sql: SqlClient, lease: Lease): Promise<void> {
+  await sql.query(
+    "UPDATE rw_runs SET lease_owner = NULL, lease_expires_at = NULL, attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
+    [lease.runId, lease.owner, lease.token],
+  );
+}
+
+export async function clearAttempts(sql: SqlClient, lease: Lease): Promise<void> {
+  await sql.query(
+    "UPDATE rw_runs SET attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
+    [lease.runId, lease.owner, lease.token],
+  );
+}
