@@ -8,7 +8,8 @@ export {
 } from "./run-in-process.js";
 export { invokeTool, type CallOutcome, type InvokeOptions } from "./invoke.js";
 export { VirtualSchedule } from "./virtual-clock.js";
-export { Executor, type ExecutorOptions, type FaultPoint } from "./live/executor.js";
+export { Executor } from "./live/executor.js";
+export type { ExecutorOptions, FaultPoint } from "./live/executor-options.js";
 export { WakeUp } from "./live/wake-up.js";
 export { activationFailureLog } from "./live/failure-log.js";
 export { GroupCommitter } from "./live/group-commit.js";

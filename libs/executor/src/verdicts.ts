@@ -33,3 +33,16 @@ export function unsafeToRepeat(call: CallEntry, toolsetName: string): ErrorData 
       `check whether it took effect, then fork the run`,
   };
 }
+
+/** A run that took its process down again and again without journaling progress. */
+export function crashLoop(attempts: number, lastSeq: number): ErrorData {
+  return {
+    name: "RewindError",
+    code: "CRASH_LOOP",
+    message:
+      `The run was started ${attempts} times in a row without journaling any progress: each time the ` +
+      `process running it stopped (most likely the script exhausted the sandbox's memory, which ` +
+      `aborts the process). It is failed instead of retried: look at what the script does after ` +
+      `seq ${lastSeq}, fix it, and fork the run`,
+  };
+}

@@ -4,9 +4,7 @@ import {
   type CallEntry,
   type ErrorData,
   type JournalEntry,
-  type OutputEntry,
   type RunStartedEntry,
-  type Toolset,
 } from "@rewind/core";
 import { RunEngine } from "@rewind/journal";
 import {
@@ -14,18 +12,11 @@ import {
   ReplaySliceExceeded,
   epochSupport,
   type CompiledScript,
-  type Sandbox,
   type ScriptInstance,
 } from "@rewind/sandbox";
-import {
-  ENDED_STATUSES,
-  type Lease,
-  type RunAppend,
-  type RunStatus,
-  type Store,
-} from "@rewind/store";
+import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
 import { invokeTool } from "../invoke.js";
-import { toolNotFound, unsafeToRepeat } from "../verdicts.js";
+import { crashLoop, toolNotFound, unsafeToRepeat } from "../verdicts.js";
 import { metrics } from "@rewind/telemetry";
 import { GroupCommitter } from "./group-commit.js";
 import {
@@ -34,54 +25,9 @@ import {
   quarantineReason,
   type QuarantineReason,
 } from "./quarantine-report.js";
+import type { ExecutorOptions, FaultPoint } from "./executor-options.js";
 import { HotRun, outcomeEvent } from "./hot-run.js";
-
-export interface ExecutorOptions {
-  store: Store;
-  sandbox: Sandbox;
-  toolsets: ReadonlyMap<string, Toolset>;
-  /** This process's lease owner name: unique per process incarnation. */
-  owner: string;
-  leaseTtlMs?: number;
-  /** At most this many hot runs (default 10,000)… */
-  maxHotRuns?: number;
-  /**
-   * …and at most this much sandbox heap (default 1 GiB): past either, the least recently active
-   * idle runs leave memory (their next activation replays them from the journal).
-   */
-  maxHotBytes?: number;
-  maxValueBytes?: number;
-  /**
-   * How many times in a row a run may be loaded cold without journaling progress (each time, its
-   * process died under it: a heap blow-up aborts the process) before it is failed. Default 5.
-   */
-  maxAttempts?: number;
-  /** Take leases whatever their state: for a single-process platform recovering after a crash. */
-  stealLeases?: boolean;
-  now?: () => number;
-  /** After each commit of a run's entries: lets followers of the journal (long-polls) wake up. */
-  onCommitted?: (runId: string) => void;
-  /** Output, once committed: what clients are shown. */
-  onOutput?: (runId: string, entry: OutputEntry) => void;
-  onEnded?: (runId: string, status: RunStatus) => void;
-  /** An activation that failed (the store unreachable …); it is retried. */
-  onError?: (runId: string, error: unknown) => void;
-  /**
-   * Fault injection for tests: called at each step of an activation; returning true kills this
-   * executor there, as a kill -9 would (nothing more is committed or acted on).
-   */
-  crashAt?: (point: FaultPoint, runId: string) => boolean;
-  /**
-   * The determinism epochs this executor runs (default: those this build supports in this
-   * process, see epochSupport). It never takes the lease of a run of another epoch.
-   */
-  epochs?: readonly number[];
-  /** This worker's build, named in the reports of the runs it quarantines (default: the version). */
-  build?: string;
-}
-
-/** The steps of an activation: entries produced, entries committed, effects started. */
-export type FaultPoint = "produced" | "committed" | "acted";
+import { HotRuns } from "./hot-runs.js";
 
 class Crashed extends Error {}
 
@@ -92,7 +38,7 @@ class Crashed extends Error {}
  * journal. If a commit fails, the hot copy is dropped: the journal, not memory, says where a run is.
  */
 export class Executor {
-  private readonly hot = new Map<string, HotRun>();
+  private readonly hot: HotRuns;
   /** Runs whose inbox may hold something: rung by the doorbell, or just loaded. */
   private readonly inboxDirty = new Set<string>();
   /** Runs that ended here lately: a late activation need not ask the store again. */
@@ -115,7 +61,6 @@ export class Executor {
   readonly epochs: readonly number[];
   /** Draining: activations from outside are refused; outcomes of calls still in flight are not. */
   private draining = false;
-  private heapCheckedAt = 0;
   private closed = false;
 
   constructor(private readonly options: ExecutorOptions) {
@@ -124,6 +69,11 @@ export class Executor {
     this.maxValueBytes = options.maxValueBytes ?? options.sandbox.options.maxValueBytes;
     this.epochs = options.epochs ?? epochSupport({ maxValueBytes: this.maxValueBytes }).epochs;
     this.now = options.now ?? Date.now;
+    this.hot = new HotRuns(
+      options.sandbox,
+      { maxRuns: options.maxHotRuns, maxBytes: options.maxHotBytes },
+      this.now,
+    );
     this.renewal = setInterval(() => void this.renewLeases(), this.leaseTtlMs / 3);
     this.renewal.unref();
   }
@@ -249,7 +199,7 @@ export class Executor {
     });
     if (loaded === undefined) return undefined; // ended, another owner holds it, or another epoch
     const { lease, record, journal, inbox } = loaded;
-    if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.crashLoop(lease);
+    if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.failCrashLoop(lease);
     if (ENDED_STATUSES.has(record.status) || record.status === "quarantined") {
       await store.releaseLease(lease);
       return undefined;
@@ -583,21 +533,12 @@ export class Executor {
   }
 
   /** A run that took its process down again and again without progress is failed, not retried. */
-  private async crashLoop(lease: Lease): Promise<undefined> {
-    const attempts = lease.attempts - 1;
+  private async failCrashLoop(lease: Lease): Promise<undefined> {
     const verdict = {
       seq: lease.lastSeq + 1,
       kind: "run.failed",
       at: this.now(),
-      error: {
-        name: "RewindError",
-        code: "CRASH_LOOP",
-        message:
-          `The run was started ${attempts} times in a row without journaling any progress: each time the ` +
-          `process running it stopped (most likely the script exhausted the sandbox's memory, which ` +
-          `aborts the process). It is failed instead of retried: look at what the script does after ` +
-          `seq ${lease.lastSeq}, fix it, and fork the run`,
-      },
+      error: crashLoop(lease.attempts - 1, lease.lastSeq),
     } as JournalEntry;
     await this.committer.append({
       lease,
@@ -638,35 +579,10 @@ export class Executor {
     run.dispose();
   }
 
-  /**
-   * Keeps the hot cache within its bounds: by count, and by the sandboxes' heap in bytes (runs
-   * share isolates, so a run's share is estimated as the heap over the runs alive in it). Only
-   * idle runs leave, least recently active first; their leases are handed back.
-   */
+  /** Keeps the hot cache within its bounds: evicted runs hand their leases back. */
   private evictIfFull(): void {
-    // The heap shrinks only when V8 collects: look at most once a second so a heap that has not
-    // caught up with the last evictions does not evict more.
-    if (
-      this.now() - this.heapCheckedAt < 1000 &&
-      this.hot.size <= (this.options.maxHotRuns ?? 10_000)
-    )
-      return;
-    this.heapCheckedAt = this.now();
-    const heap = this.options.sandbox.heapUsedBytes();
-    metrics.hotHeapBytes.set(heap);
-    const maxBytes = this.options.maxHotBytes ?? 1024 ** 3;
-    const overCount = this.hot.size - (this.options.maxHotRuns ?? 10_000);
-    const perRun = heap / Math.max(1, this.options.sandbox.liveRuns);
-    const overBytes = heap > maxBytes ? Math.ceil((heap - maxBytes) / perRun) : 0;
-    const excess = Math.max(overCount, overBytes);
-    if (excess <= 0) return;
-    const idle = [...this.hot.values()]
-      .filter((run) => run.idle)
-      .sort((a, b) => a.lastActive - b.lastActive)
-      .slice(0, excess);
-    for (const run of idle) {
+    for (const run of this.hot.overflow()) {
       this.drop(run);
-      metrics.evictions.inc({ limit: overBytes >= overCount ? "bytes" : "count" });
       void this.options.store.releaseLease(run.lease).catch(() => {});
     }
     metrics.hotRuns.set(this.hot.size);

@@ -1,0 +1,50 @@
+import type { OutputEntry, Toolset } from "@rewind/core";
+import type { Sandbox } from "@rewind/sandbox";
+import type { RunStatus, Store } from "@rewind/store";
+
+export interface ExecutorOptions {
+  store: Store;
+  sandbox: Sandbox;
+  toolsets: ReadonlyMap<string, Toolset>;
+  /** This process's lease owner name: unique per process incarnation. */
+  owner: string;
+  leaseTtlMs?: number;
+  /** At most this many hot runs (default 10,000)… */
+  maxHotRuns?: number;
+  /**
+   * …and at most this much sandbox heap (default 1 GiB): past either, the least recently active
+   * idle runs leave memory (their next activation replays them from the journal).
+   */
+  maxHotBytes?: number;
+  maxValueBytes?: number;
+  /**
+   * How many times in a row a run may be loaded cold without journaling progress (each time, its
+   * process died under it: a heap blow-up aborts the process) before it is failed. Default 5.
+   */
+  maxAttempts?: number;
+  /** Take leases whatever their state: for a single-process platform recovering after a crash. */
+  stealLeases?: boolean;
+  now?: () => number;
+  /** After each commit of a run's entries: lets followers of the journal (long-polls) wake up. */
+  onCommitted?: (runId: string) => void;
+  /** Output, once committed: what clients are shown. */
+  onOutput?: (runId: string, entry: OutputEntry) => void;
+  onEnded?: (runId: string, status: RunStatus) => void;
+  /** An activation that failed (the store unreachable …); it is retried. */
+  onError?: (runId: string, error: unknown) => void;
+  /**
+   * Fault injection for tests: called at each step of an activation; returning true kills this
+   * executor there, as a kill -9 would (nothing more is committed or acted on).
+   */
+  crashAt?: (point: FaultPoint, runId: string) => boolean;
+  /**
+   * The determinism epochs this executor runs (default: those this build supports in this
+   * process, see epochSupport). It never takes the lease of a run of another epoch.
+   */
+  epochs?: readonly number[];
+  /** This worker's build, named in the reports of the runs it quarantines (default: the version). */
+  build?: string;
+}
+
+/** The steps of an activation: entries produced, entries committed, effects started. */
+export type FaultPoint = "produced" | "committed" | "acted";
