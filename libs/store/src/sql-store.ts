@@ -319,15 +319,18 @@ export class SqlStore implements Store {
     return rows.map((r) => ({ runId: r.run_id, timerSeq: r.timer_seq, dueAt: Number(r.due_at) }));
   }
 
-  async strandedRuns(limit: number, idleMs: number): Promise<string[]> {
+  async strandedRuns(
+    limit: number,
+    { idleMs, unstartedMs }: { idleMs: number; unstartedMs: number },
+  ): Promise<string[]> {
     const rows = await this.sql.query<{ id: string }>(
       `SELECT id FROM rw_runs
         WHERE ended_at IS NULL AND status IN ('queued', 'running')
           AND (lease_owner IS NULL OR lease_expires_at < now())
-          AND updated_at < now() - $2 * interval '1 millisecond'
+          AND updated_at < now() - (CASE WHEN lease_token = 0 THEN $3::bigint ELSE $2::bigint END) * interval '1 millisecond'
           AND (lease_expires_at IS NULL OR lease_expires_at < now() - $2 * interval '1 millisecond')
         LIMIT $1`,
-      [limit, idleMs],
+      [limit, idleMs, unstartedMs],
     );
     return rows.map((row) => row.id);
   }

@@ -174,9 +174,11 @@ export interface Store {
   dueTimers(now: number, limit: number): Promise<DueTimer[]>;
   /**
    * Runs no live owner is moving: queued or running, with no lease or an expired one, untouched
-   * for `idleMs` (their owner died or handed them back). What a reconciler rings again.
+   * for `idleMs` (their owner died or handed them back), or for `unstartedMs` if no worker ever
+   * took them (their first ring may just be waiting its turn in the queue). What a reconciler
+   * rings again.
    */
-  strandedRuns(limit: number, idleMs: number): Promise<string[]>;
+  strandedRuns(limit: number, after: { idleMs: number; unstartedMs: number }): Promise<string[]>;
   /** The epoch and live lease holder of each run: how the doorbell routes it. */
   routes(runIds: readonly string[]): Promise<RunRoute[]>;
   /** Runs that have not ended: what a reconciler makes sure someone is working on. */

@@ -364,25 +364,40 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.openRuns(1000)).map((r) => r.id)).toEqual(expect.arrayContaining(ids));
     });
 
+    it("leaves a run no worker has taken yet to its first ring for a while", async () => {
+      const entry = started();
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const after = (unstartedMs: number) => ({ idleMs: 0, unstartedMs });
+      expect(await store.strandedRuns(10_000, after(60_000))).not.toContain(entry.runId);
+      expect(await store.strandedRuns(10_000, after(0))).toContain(entry.runId);
+    });
+
     it("routes a run to its live lease holder, and finds runs no live owner is moving", async () => {
       const { entry, lease } = await newRun({ epoch: 7 });
       expect(await store.routes([entry.runId])).toEqual([
         { runId: entry.runId, epoch: 7, holder: "owner-a" },
       ]);
       expect((await store.getRun(entry.runId))!.holder).toBe("owner-a");
-      expect(await store.strandedRuns(10_000, 0)).not.toContain(entry.runId);
+      expect(await store.strandedRuns(10_000, { idleMs: 0, unstartedMs: 0 })).not.toContain(
+        entry.runId,
+      );
       // Its owner dies: the lease runs out, and the run is stranded (routed to anyone).
       const short = (await store.acquireLease(entry.runId, "owner-a", 1))!;
       await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await store.routes([entry.runId])).toEqual([{ runId: entry.runId, epoch: 7 }]);
       expect((await store.getRun(entry.runId))!.holder).toBeUndefined();
-      expect(await store.strandedRuns(10_000, 0)).toContain(entry.runId);
+      expect(await store.strandedRuns(10_000, { idleMs: 0, unstartedMs: 0 })).toContain(
+        entry.runId,
+      );
       // Handed back cleanly: still stranded (someone must pick it up); once ended, never.
       const again = (await store.acquireLease(entry.runId, "owner-b", 30_000))!;
       expect(again.token).toBeGreaterThan(short.token);
       expect(lease.token).toBeLessThan(short.token);
       await store.releaseLease(again);
-      expect(await store.strandedRuns(10_000, 0)).toContain(entry.runId);
+      expect(await store.strandedRuns(10_000, { idleMs: 0, unstartedMs: 0 })).toContain(
+        entry.runId,
+      );
       const last = (await store.acquireLease(entry.runId, "owner-b", 30_000))!;
       await store.commit([
         {
@@ -392,7 +407,9 @@ export function conformance(name: string, backend: Backend): void {
           status: "completed",
         },
       ]);
-      expect(await store.strandedRuns(10_000, 0)).not.toContain(entry.runId);
+      expect(await store.strandedRuns(10_000, { idleMs: 0, unstartedMs: 0 })).not.toContain(
+        entry.runId,
+      );
       expect(await store.routes(["run_that_does_not_exist"])).toEqual([]);
     });
 

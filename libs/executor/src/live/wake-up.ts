@@ -2,8 +2,13 @@ import type { RunRoute, Store } from "@rewind/store";
 
 export interface WakeUpOptions {
   pollMs?: number;
-  /** How long a run must sit with no live owner before it counts as stranded. */
+  /** How long a run must sit with no live owner before it counts as stranded (default 2 s)… */
   strandedAfterMs?: number;
+  /**
+   * …or, if no worker ever took it, how long its first ring may wait in the queue (default
+   * 10 s): under load new runs queue for seconds, and ringing them again only adds work.
+   */
+  unstartedAfterMs?: number;
   now?: () => number;
 }
 
@@ -19,6 +24,7 @@ export class WakeUp {
   private stopped = false;
   private readonly pollMs: number;
   private readonly strandedAfterMs: number;
+  private readonly unstartedAfterMs: number;
   private readonly now: () => number;
 
   constructor(
@@ -28,6 +34,7 @@ export class WakeUp {
   ) {
     this.pollMs = options.pollMs ?? 500;
     this.strandedAfterMs = options.strandedAfterMs ?? 2_000;
+    this.unstartedAfterMs = options.unstartedAfterMs ?? 10_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -54,7 +61,10 @@ export class WakeUp {
         const [due, inbox, stranded] = await Promise.all([
           this.store.dueTimers(this.now(), 1000),
           this.store.runsWithPendingInbox(1000),
-          this.store.strandedRuns(1000, this.strandedAfterMs),
+          this.store.strandedRuns(1000, {
+            idleMs: this.strandedAfterMs,
+            unstartedMs: this.unstartedAfterMs,
+          }),
         ]);
         await this.ringAll([...due.map((timer) => timer.runId), ...inbox, ...stranded]);
       } catch {
