@@ -14,6 +14,7 @@ const PLAIN_KINDS = new Set(["call", "call.result", "call.error", "output"]);
 export function plainStep(append: RunAppend): EntryRow[] | undefined {
   if (append.entries.length === 0 || append.entries.length > 8) return undefined;
   if ((append.inboxConsumed?.length ?? 0) > 0) return undefined;
+  if (append.releaseLease === true) return undefined;
   const rows: EntryRow[] = [];
   for (const entry of append.entries) {
     if (!PLAIN_KINDS.has(entry.kind)) return undefined;
@@ -118,5 +119,6 @@ export async function encodeAppend(
     timersSet,
     timersCleared,
     inboxConsumed: append.inboxConsumed ?? [],
+    release: append.releaseLease === true,
   };
 }

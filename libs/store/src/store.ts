@@ -74,6 +74,8 @@ export interface RunAppend {
    * the next call) then costs one INSERT.
    */
   runRowUnchanged?: boolean;
+  /** Hand the lease back in the same commit (the run ended with no call in flight). */
+  releaseLease?: boolean;
 }
 
 export type AppendOutcome = "ok" | "lease_lost";

@@ -187,6 +187,23 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.getRun(entry.runId))?.lastSeq).toBe(5);
     });
 
+    it("hands the lease back in the commit that ends the run, when asked to", async () => {
+      const { entry, lease } = await newRun();
+      const end = { seq: 2, kind: "run.completed", at: 1, result: 7 } as JournalEntry;
+      expect(
+        await store.commit([
+          { lease, afterSeq: 1, entries: [end], status: "completed", releaseLease: true },
+        ]),
+      ).toEqual(["ok"]);
+      expect(await store.routes([entry.runId])).toEqual([{ runId: entry.runId, epoch: 1 }]);
+      const row = await sql.query<{ lease_owner: string | null }>(
+        "SELECT lease_owner FROM rw_runs WHERE id = $1",
+        [entry.runId],
+      );
+      expect(row[0]!.lease_owner).toBeNull();
+      expect(await store.getRun(entry.runId)).toMatchObject({ status: "completed", result: 7 });
+    });
+
     it("never appends twice after the same seq, even within one group commit", async () => {
       const { entry, lease } = await newRun();
       const outcomes = await store.commit([

@@ -357,6 +357,8 @@ export class Executor {
       entries,
       status: run.status,
       runRowUnchanged: run.status === run.storedStatus && !run.attemptOpen,
+      // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
+      releaseLease: run.engine.outcome !== undefined && run.engine.inFlightCalls().length === 0,
     };
     if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
     let outcome;
@@ -372,6 +374,7 @@ export class Executor {
       return false;
     }
     for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
+    if (append.releaseLease === true) run.leaseReleased = true;
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the store reset the count
     run.storedStatus = append.status;
@@ -470,7 +473,7 @@ export class Executor {
     this.remember(run.runId);
     metrics.runsEnded.inc({ status: run.engine.outcome });
     metrics.hotRuns.set(this.hot.size);
-    await this.options.store.releaseLease(run.lease).catch(() => {});
+    if (!run.leaseReleased) await this.options.store.releaseLease(run.lease).catch(() => {});
     this.options.onEnded?.(run.runId, run.engine.outcome);
   }
 

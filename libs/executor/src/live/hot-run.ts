@@ -18,6 +18,8 @@ export class HotRun {
   wakePending = false;
   /** Loaded cold and nothing journaled since: the store still counts this load as an attempt. */
   attemptOpen = true;
+  /** Its last commit handed the lease back (it ended with nothing in flight). */
+  leaseReleased = false;
   /** The inbox as the cold load read it: handled by the first activation, then read afresh. */
   loadedInbox: InboxItem[] | undefined;
   /** The copy that replaced this one when it was rebuilt in this process (see Executor.rebuild). */
