@@ -70,8 +70,20 @@ export function registerRoute(app: FastifyInstance, route: Route, ctx: ApiContex
       const params = parse("params", route.params, request.params);
       const query = parse("query", route.query, request.query);
       const body = parse("body", route.body, request.body);
-      const signal = requestSignal(reply, ctx.shutdown);
-      return route.handle({ params, query, body, namespace, request, reply, signal }, ctx);
+      // Only long-polls listen for the client leaving: the signal is made when first asked for.
+      let signal: AbortSignal | undefined;
+      const input = {
+        params,
+        query,
+        body,
+        namespace,
+        request,
+        reply,
+        get signal() {
+          return (signal ??= requestSignal(reply, ctx.shutdown));
+        },
+      };
+      return route.handle(input, ctx);
     },
   });
 }
