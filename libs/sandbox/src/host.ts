@@ -131,8 +131,11 @@ class IsolateSlot {
     return script;
   }
 
-  /** Runs `sync` on this isolate when that cannot block the event loop, else `async`. */
-  async use<T>(mode: SandboxMode, sync: () => T, async: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `sync` on this isolate when that cannot block the event loop, else `async`. Answers
+   * the value itself on the sync path: awaiting it there would cost a needless microtask hop.
+   */
+  use<T>(mode: SandboxMode, sync: () => T, async: () => Promise<T>): T | Promise<T> {
     if (mode === "sync" || this.busy === 0) return sync();
     return this.busyWith(async);
   }
@@ -386,13 +389,12 @@ export class ScriptInstance {
     this.capturing = on;
     const arg: [string] = [on ? "1" : "0"];
     // When async, it is queued on the isolate ahead of the next activation (calls keep order).
-    void this.slot
-      .use(
-        this.sandbox.options.mode,
-        () => this.callsitesFn.applySync(undefined, arg),
-        () => this.callsitesFn.apply(undefined, arg),
-      )
-      .catch(() => {}); // a lost isolate shows on the next activation
+    const done = this.slot.use(
+      this.sandbox.options.mode,
+      () => this.callsitesFn.applySync(undefined, arg),
+      () => this.callsitesFn.apply(undefined, arg),
+    );
+    if (done instanceof Promise) done.catch(() => {}); // a lost isolate shows on the next activation
   }
 
   dispose(): void {
@@ -439,11 +441,12 @@ export class ScriptInstance {
       else if (this.sandbox.options.mode === "sync") fn.applySync(undefined, [arg], { timeout });
       else await this.slot.busyWith(() => fn.apply(undefined, [arg], { timeout }));
       // collect runs no code a script can reach: no time limit needed (and it saves a timer).
-      batch = await this.slot.use(
+      const collected = this.slot.use(
         this.sandbox.options.mode,
         () => this.collectFn.applySync(undefined, []),
         () => this.collectFn.apply(undefined, []),
       );
+      batch = typeof collected === "string" ? collected : await collected;
     });
     if (failure !== undefined) {
       if (slice > 0 && slice < timeout && failure.code === "CPU_LIMIT")
