@@ -1,1 +1,2 @@
 export { registry, metrics } from "./metrics.js";
+export { startHealthServer, type ServiceStatus } from "./health-server.js";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { configError } from "@rewind/core";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
-import { startMetricsServer } from "./metrics-server.js";
+import { startHealthServer } from "@rewind/telemetry";
 import { QuarantineService } from "./quarantine-service.js";
 
 const Config = z.object({
@@ -81,7 +81,7 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
   const health =
     config.REWIND_HEALTH_PORT === undefined
       ? undefined
-      : await startMetricsServer(config.REWIND_HEALTH_PORT, config.REWIND_HOST);
+      : await startHealthServer(config.REWIND_HEALTH_PORT, config.REWIND_HOST);
   if (health) log(`health and metrics on ${health.url}/healthz, ${health.url}/metrics`);
   return {
     owner,

@@ -7,7 +7,7 @@ import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
-import { startHealthServer } from "./health.js";
+import { startHealthServer } from "@rewind/telemetry";
 
 const milliseconds = (name: string, min: number, fallback: number) =>
   z.coerce
