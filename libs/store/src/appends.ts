@@ -60,6 +60,55 @@ export async function commitPlainStep(
   }
 }
 
+/**
+ * Several runs' plain steps as one INSERT (group commit's usual batch under load): each row is
+ * fenced by its own run's lease and journal end, and RETURNING says which runs' rows went in.
+ * A run's rows share one fence, so they all go in or none does. If one run's rows break the
+ * (run_id, seq) key the whole statement fails, and each run is committed on its own instead.
+ */
+export async function commitPlainSteps(
+  sql: SqlClient,
+  steps: readonly { append: RunAppend; rows: readonly EntryRow[] }[],
+): Promise<AppendOutcome[]> {
+  if (steps.length === 1) return [await commitPlainStep(sql, steps[0]!.append, steps[0]!.rows)];
+  const params: unknown[] = [];
+  const tuples: string[] = [];
+  for (const { append, rows } of steps) {
+    const { lease, afterSeq } = append;
+    for (const row of rows) {
+      const n = params.push(lease.runId, lease.owner, lease.token, afterSeq, row.seq, row.kind);
+      params.push(row.at, row.callsite, JSON.stringify(row.body));
+      tuples.push(
+        `($${n - 5}::text, $${n - 4}::text, $${n - 3}::bigint, $${n - 2}::integer, $${n - 1}::integer, ` +
+          `$${n}::text, $${n + 1}::bigint, $${n + 2}::text, $${n + 3}::jsonb)`,
+      );
+    }
+  }
+  let written: { run_id: string }[];
+  try {
+    written = await sql.query<{ run_id: string }>(
+      `INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
+       SELECT e.run_id, e.seq, e.kind, e.at, e.callsite, e.body
+         FROM (VALUES ${tuples.join(", ")}) AS e (run_id, owner, token, after_seq, seq, kind, at, callsite, body)
+        WHERE EXISTS (SELECT 1 FROM rw_runs r
+                       WHERE r.id = e.run_id AND r.lease_owner = e.owner AND r.lease_token = e.token)
+          AND EXISTS (SELECT 1 FROM rw_journal j WHERE j.run_id = e.run_id AND j.seq = e.after_seq)
+       RETURNING run_id`,
+      params,
+    );
+  } catch (error) {
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    const outcomes: AppendOutcome[] = [];
+    for (const step of steps) outcomes.push(await commitPlainStep(sql, step.append, step.rows));
+    return outcomes;
+  }
+  const count = new Map<string, number>();
+  for (const { run_id } of written) count.set(run_id, (count.get(run_id) ?? 0) + 1);
+  return steps.map(({ append, rows }) =>
+    count.get(append.lease.runId) === rows.length ? "ok" : "lease_lost",
+  );
+}
+
 /** An append as rw_commit takes it: rows, values stored apart, timers, and what ends the run. */
 export async function encodeAppend(
   append: RunAppend,

@@ -14,7 +14,7 @@ import type {
   QuarantineRequest,
   QuarantinedRun,
 } from "./quarantine.js";
-import { commitPlainStep, encodeAppend, plainStep } from "./appends.js";
+import { commitPlainSteps, encodeAppend, plainStep } from "./appends.js";
 import { toRecord } from "./run-rows.js";
 import * as schema from "./schema.js";
 import type { SqlClient } from "./sql.js";
@@ -249,18 +249,35 @@ export class SqlStore implements Store {
 
   async commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]> {
     if (appends.length === 0) return [];
-    if (appends.length === 1 && appends[0]!.runRowUnchanged === true) {
-      const plain = plainStep(appends[0]!);
-      if (plain !== undefined) return [await commitPlainStep(this.sql, appends[0]!, plain)];
-    }
-    const batch = [];
-    for (const append of appends)
-      batch.push(await encodeAppend(append, (v) => this.values.prepare(v)));
-    const rows = await this.sql.query<{ results: AppendOutcome[] }>(
-      "SELECT rw_commit($1::jsonb) AS results",
-      [JSON.stringify(batch)],
-    );
-    return rows[0]!.results;
+    // Plain steps (journal rows only) go in as one INSERT; the rest through rw_commit. The two
+    // statements commit on their own (each run's append is in one of them: atomic per run) and
+    // run side by side on two connections.
+    const plain: { index: number; append: RunAppend; rows: EntryRow[] }[] = [];
+    const other: { index: number; append: RunAppend }[] = [];
+    appends.forEach((append, index) => {
+      const rows = append.runRowUnchanged === true ? plainStep(append) : undefined;
+      if (rows !== undefined) plain.push({ index, append, rows });
+      else other.push({ index, append });
+    });
+    const outcomes: AppendOutcome[] = new Array<AppendOutcome>(appends.length);
+    const plainDone = async () => {
+      if (plain.length === 0) return;
+      const results = await commitPlainSteps(this.sql, plain);
+      plain.forEach((step, i) => (outcomes[step.index] = results[i]!));
+    };
+    const otherDone = async () => {
+      if (other.length === 0) return;
+      const batch = [];
+      for (const { append } of other)
+        batch.push(await encodeAppend(append, (v) => this.values.prepare(v)));
+      const rows = await this.sql.query<{ results: AppendOutcome[] }>(
+        "SELECT rw_commit($1::jsonb) AS results",
+        [JSON.stringify(batch)],
+      );
+      other.forEach((step, i) => (outcomes[step.index] = rows[0]!.results[i]!));
+    };
+    await Promise.all([plainDone(), otherDone()]);
+    return outcomes;
   }
 
   async addInbox(

@@ -187,6 +187,57 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.getRun(entry.runId))?.lastSeq).toBe(5);
     });
 
+    it("commits many runs' plain steps in one statement, each fenced on its own", async () => {
+      const runs = await Promise.all([newRun(), newRun(), newRun()]);
+      for (const { lease } of runs)
+        await store.commit([{ lease, afterSeq: 1, entries: [call(2)], status: "running" }]);
+      const result = (seq: number) =>
+        ({
+          seq,
+          kind: "call.result",
+          at: 2,
+          callSeq: seq - 1,
+          result: { ok: seq },
+        }) as JournalEntry;
+      const step = (lease: (typeof runs)[number]["lease"]) => ({
+        lease,
+        afterSeq: 2,
+        entries: [result(3), call(4)],
+        status: "running" as const,
+        runRowUnchanged: true,
+      });
+      const stale = { ...runs[1]!.lease, token: runs[1]!.lease.token - 1 };
+      const timer = {
+        seq: 3,
+        kind: "timer.set",
+        at: 2,
+        due: 99,
+        callsite: "s.ts:1:1",
+      } as JournalEntry;
+      expect(
+        await store.commit([
+          step(runs[0]!.lease),
+          step(stale),
+          { ...step(runs[2]!.lease), entries: [timer] }, // not plain: through rw_commit beside it
+        ]),
+      ).toEqual(["ok", "lease_lost", "ok"]);
+      expect((await store.readJournal(runs[0]!.entry.runId)).map((e) => e.seq)).toEqual([
+        1, 2, 3, 4,
+      ]);
+      expect(await store.readJournal(runs[1]!.entry.runId)).toHaveLength(2);
+      expect((await store.readJournal(runs[2]!.entry.runId)).at(-1)).toMatchObject({
+        kind: "timer.set",
+      });
+      // Two appends after the same seq in one batch: the key refuses the second, the rest go on.
+      const again = await newRun();
+      await store.commit([
+        { lease: again.lease, afterSeq: 1, entries: [call(2)], status: "running" },
+      ]);
+      expect(
+        await store.commit([step(again.lease), step(again.lease), step(runs[1]!.lease)]),
+      ).toEqual(["ok", "lease_lost", "ok"]);
+    });
+
     it("hands the lease back in the commit that ends the run, when asked to", async () => {
       const { entry, lease } = await newRun();
       const end = { seq: 2, kind: "run.completed", at: 1, result: 7 } as JournalEntry;
