@@ -51,7 +51,7 @@ export class Executor {
    * Calls whose outcome this process owes the journal, by run: in flight, or arrived and not yet
    * journaled. A run rebuilt here must not invoke them again.
    */
-  private readonly invoking = new Map<string, Set<number>>();
+  private readonly owedCalls = new Map<string, Set<number>>();
   private readonly committer: GroupCommitter;
   private readonly leaseTtlMs: number;
   private readonly now: () => number;
@@ -442,7 +442,7 @@ export class Executor {
     const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
     if (tool === undefined) return;
     const owed = this.owed(run.runId) ?? new Set<number>();
-    this.invoking.set(run.runId, owed.add(call.seq));
+    this.owedCalls.set(run.runId, owed.add(call.seq));
     void invokeTool(tool, call, {
       runId: run.runId,
       toolset: run.toolset,
@@ -571,13 +571,13 @@ export class Executor {
   }
 
   private owed(runId: string): Set<number> | undefined {
-    const owed = this.invoking.get(runId);
-    if (owed !== undefined && owed.size === 0) this.invoking.delete(runId);
+    const owed = this.owedCalls.get(runId);
+    if (owed !== undefined && owed.size === 0) this.owedCalls.delete(runId);
     return owed?.size === 0 ? undefined : owed;
   }
 
   private drop(run: HotRun): void {
-    this.invoking.delete(run.runId); // whoever loads it next runs its calls in flight again
+    this.owedCalls.delete(run.runId); // whoever loads it next runs its calls in flight again
     if (this.hot.get(run.runId) === run) this.hot.delete(run.runId);
     run.dispose();
   }
