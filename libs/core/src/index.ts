@@ -43,3 +43,4 @@ export {
   type ToolDefinition,
   type ToolFunction,
 } from "./toolset.js";
+export { RUN_STATUSES, type RunStatus } from "./run-status.js";

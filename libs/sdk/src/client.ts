@@ -1,4 +1,4 @@
-import type { ErrorData, Json, JournalEntry } from "@rewind/core";
+import type { ErrorData, Json, JournalEntry, RunStatus } from "@rewind/core";
 import type {
   EpochView,
   QuarantineActionResult,
@@ -6,8 +6,7 @@ import type {
   QuarantineSummary,
 } from "./quarantine.js";
 
-export type RunStatus =
-  "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
+export type { RunStatus };
 
 export interface RunView {
   id: string;

@@ -1,4 +1,4 @@
-import type { ErrorData, Json, JournalEntry, RunStartedEntry } from "@rewind/core";
+import type { ErrorData, Json, JournalEntry, RunStartedEntry, RunStatus } from "@rewind/core";
 import type {
   EpochRunCount,
   NewQuarantineRequest,
@@ -8,8 +8,7 @@ import type {
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 
-export type RunStatus =
-  "queued" | "running" | "waiting" | "completed" | "failed" | "cancelled" | "quarantined";
+export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
 
 export interface StoredScript {

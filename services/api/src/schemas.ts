@@ -2,19 +2,10 @@
  * Every request and response of the API as zod schemas: requests are validated with them and the
  * OpenAPI document is generated from them, so the document cannot drift from what is enforced.
  */
-import { parseDuration } from "@rewind/core";
-import type { RunStatus } from "@rewind/store";
+import { RUN_STATUSES, parseDuration } from "@rewind/core";
 import { z } from "zod";
 
-export const RUN_STATUSES = [
-  "queued",
-  "running",
-  "waiting",
-  "completed",
-  "failed",
-  "cancelled",
-  "quarantined",
-] as const satisfies readonly RunStatus[];
+export { RUN_STATUSES };
 
 const DAY = 86_400_000;
 export const DEFAULT_TTL_MS = 30 * DAY;

@@ -1,19 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { Rewind, RunStatus, RunView } from "@rewind/sdk";
+import { RUN_STATUSES } from "@rewind/core";
+import type { Rewind, RunView } from "@rewind/sdk";
 import { formatLine, journalLines } from "./journal-lines.js";
 import { sourcesOf } from "./script-source.js";
 import { answer, guarded } from "./tool-result.js";
-
-export const RUN_STATUSES = [
-  "queued",
-  "running",
-  "waiting",
-  "completed",
-  "failed",
-  "cancelled",
-  "quarantined",
-] as const satisfies readonly RunStatus[];
 
 export const RunId = z
   .string()

@@ -1,0 +1,12 @@
+/** A run's statuses (DESIGN §2): the one list the store, the API, the SDK and the CLI share. */
+export const RUN_STATUSES = [
+  "queued",
+  "running",
+  "waiting",
+  "completed",
+  "failed",
+  "cancelled",
+  "quarantined",
+] as const;
+
+export type RunStatus = (typeof RUN_STATUSES)[number];
