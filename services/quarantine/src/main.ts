@@ -1,38 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
-import { configError } from "@rewind/core";
+import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
 import { startHealthServer } from "@rewind/telemetry";
 import { QuarantineService } from "./quarantine-service.js";
 
 const Config = z.object({
-  DATABASE_URL: z
-    .string()
-    .min(
-      1,
-      "DATABASE_URL is required: the Postgres holding the journal (run `rewind migrate` first)",
-    ),
-  REDIS_URL: z
-    .string()
-    .min(1, "REDIS_URL is required: released runs are rung on their epoch's queue"),
-  REWIND_REDIS_PREFIX: z.string().default("rewind"),
-  REWIND_BLOB_URL: z.string().optional(),
+  ...serviceEnv,
   /** How often operators' requests are looked for. */
-  REWIND_QUARANTINE_POLL_MS: z.coerce
-    .number({ error: "REWIND_QUARANTINE_POLL_MS must be a number of milliseconds" })
-    .int("REWIND_QUARANTINE_POLL_MS must be a whole number of milliseconds")
-    .min(50, "REWIND_QUARANTINE_POLL_MS must be at least 50 ms")
-    .default(1_000),
+  REWIND_QUARANTINE_POLL_MS: milliseconds("REWIND_QUARANTINE_POLL_MS", 50, 1_000),
   /** Serves /healthz and /metrics when set (0: any free port). */
-  REWIND_HEALTH_PORT: z.coerce
-    .number({ error: "REWIND_HEALTH_PORT must be a port number" })
-    .int()
-    .min(0)
-    .max(65535, "REWIND_HEALTH_PORT must be a port number (0 to 65535)")
-    .optional(),
-  REWIND_HOST: z.string().default("127.0.0.1"),
+  REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
 });
 
 export interface QuarantineServiceProcessOptions {
@@ -47,13 +27,11 @@ export interface QuarantineServiceProcessOptions {
  * requests are consumed by the commit that acts on them. One or several may run.
  */
 export async function startQuarantineService(options: QuarantineServiceProcessOptions = {}) {
-  const parsed = Config.safeParse(options.env ?? process.env);
-  if (!parsed.success)
-    throw configError(
-      "rewind quarantine-service",
-      parsed.error.issues.map((i) => i.message),
-    );
-  const config = parsed.data;
+  const config = parseServiceConfig(
+    "rewind quarantine-service",
+    Config,
+    options.env ?? process.env,
+  );
   const log = options.log ?? (() => {});
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
-import { RewindError, configError } from "@rewind/core";
+import { RewindError, milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core";
 import { Executor, WakeUp, activationFailureLog, publishToolsets } from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
@@ -9,23 +9,8 @@ import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
 import { startHealthServer } from "@rewind/telemetry";
 
-const milliseconds = (name: string, min: number, fallback: number) =>
-  z.coerce
-    .number({ error: `${name} must be a number of milliseconds` })
-    .int(`${name} must be a whole number of milliseconds`)
-    .min(min, `${name} must be at least ${min} ms`)
-    .default(fallback);
-
 const Config = z.object({
-  DATABASE_URL: z
-    .string()
-    .min(
-      1,
-      "DATABASE_URL is required: the Postgres holding the journal (run `rewind migrate` first)",
-    ),
-  REDIS_URL: z.string().min(1, "REDIS_URL is required: where activations are queued"),
-  REWIND_REDIS_PREFIX: z.string().default("rewind"),
-  REWIND_BLOB_URL: z.string().optional(),
+  ...serviceEnv,
   /** How long a run stays this worker's without renewal: a paused worker loses it after this. */
   REWIND_LEASE_MS: milliseconds("REWIND_LEASE_MS", 500, 10_000),
   /** How long a hot run's activation waits for this worker before any worker may take it. */
@@ -37,13 +22,7 @@ const Config = z.object({
     .positive("REWIND_MAX_HOT_MB must be positive")
     .default(1024),
   /** Serves /healthz, /readyz and /metrics when set (0: any free port). */
-  REWIND_HEALTH_PORT: z.coerce
-    .number({ error: "REWIND_HEALTH_PORT must be a port number" })
-    .int()
-    .min(0)
-    .max(65535, "REWIND_HEALTH_PORT must be a port number (0 to 65535)")
-    .optional(),
-  REWIND_HOST: z.string().default("127.0.0.1"),
+  REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
 });
 
 export interface WorkerOptions {
@@ -59,13 +38,7 @@ export interface WorkerOptions {
  * another worker takes over from the journal once the lease expires.
  */
 export async function startWorker(options: WorkerOptions) {
-  const parsed = Config.safeParse(options.env ?? process.env);
-  if (!parsed.success)
-    throw configError(
-      "rewind worker",
-      parsed.error.issues.map((i) => i.message),
-    );
-  const config = parsed.data;
+  const config = parseServiceConfig("rewind worker", Config, options.env ?? process.env);
   const log = options.log ?? (() => {});
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
