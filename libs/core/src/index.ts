@@ -32,7 +32,6 @@ export {
 } from "./entries.js";
 export type { GuestCommand, GuestEvent } from "./wall.js";
 export { shortForm } from "./short-form.js";
-export { milliseconds, parseServiceConfig, port, serviceEnv } from "./service-config.js";
 export {
   defineToolset,
   isToolset,

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { RewindError } from "./errors.js";
 
+// Its own entry point (@rewind/core/service-config): zod stays out of what the replay engine
+// bundles (the matching code's digest pins an epoch).
+
 /**
  * What every service process (`rewind api`, `rewind worker`, `rewind quarantine-service`) reads
  * from its environment: the journal's Postgres, the doorbell's Redis, where large values live.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseServiceConfig, serviceEnv } from "@rewind/core";
+import { parseServiceConfig, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
 import { createApi } from "./app.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
-import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core";
+import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
 import { startHealthServer } from "@rewind/telemetry";

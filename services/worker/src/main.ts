@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
-import { RewindError, milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core";
+import { RewindError } from "@rewind/core";
+import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
 import { Executor, WakeUp, activationFailureLog, publishToolsets } from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";

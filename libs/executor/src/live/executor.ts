@@ -358,7 +358,7 @@ export class Executor {
       status: run.status,
       runRowUnchanged: run.status === run.storedStatus && !run.attemptOpen,
       // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
-      releaseLease: run.engine.outcome !== undefined && run.engine.inFlightCalls().length === 0,
+      releaseLease: run.finished,
     };
     if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
     let outcome;
@@ -466,15 +466,15 @@ export class Executor {
 
   /** Ends or parks a run after its events: ended runs leave memory; outcomes of late calls are kept. */
   private async settle(run: HotRun): Promise<void> {
-    if (run.engine.outcome === undefined) return;
-    if (run.engine.inFlightCalls().length > 0) return; // their outcomes are recorded as they come
+    const outcome = run.engine.outcome;
+    if (outcome === undefined || !run.finished) return; // calls in flight record their outcomes first
     this.hot.delete(run.runId);
     run.dispose();
     this.remember(run.runId);
-    metrics.runsEnded.inc({ status: run.engine.outcome });
+    metrics.runsEnded.inc({ status: outcome });
     metrics.hotRuns.set(this.hot.size);
     if (!run.leaseReleased) await this.options.store.releaseLease(run.lease).catch(() => {});
-    this.options.onEnded?.(run.runId, run.engine.outcome);
+    this.options.onEnded?.(run.runId, outcome);
   }
 
   private wakeAt(run: HotRun, timerSeq: number, due: number): void {

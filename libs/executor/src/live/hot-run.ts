@@ -41,6 +41,11 @@ export class HotRun {
     return this.engine.inFlightCalls().length > 0 ? "running" : "waiting";
   }
 
+  /** Ended, with no call still in flight: nothing more will be appended to its journal. */
+  get finished(): boolean {
+    return this.engine.outcome !== undefined && this.engine.inFlightCalls().length === 0;
+  }
+
   /** Idle: nothing in flight, nothing waiting to be journaled: safe to evict. */
   get idle(): boolean {
     return this.outcomes.length === 0 && this.engine.inFlightCalls().length === 0;
