@@ -118,4 +118,33 @@ export default async function main() {
     });
     expect((done as { error: { stack: string } }).error.stack).toContain("test.ts:4:9");
   });
+
+  it("keeps an isolate until runs still starting on it are in, when many start at once", async () => {
+    // An isolate that stops admitting runs is disposed when its last run leaves. Runs admitted
+    // but still making their context count too: retiring the isolate under them failed them with
+    // "Isolate is disposed" (and could crash the process).
+    const busy = new Sandbox({ mode: "async", runsPerIsolate: 4 });
+    const script = await compileScript({
+      source: `import { tools } from "rewind";
+export default async function main(input: { i: number }) { return await tools.echo(input); }`,
+      filename: "echo.ts",
+    });
+    let next = 0;
+    const results: unknown[] = [];
+    const lane = async () => {
+      while (next < 200) {
+        const i = next++;
+        const run = await busy.instantiate(script, { seed: SEED, startAt: 0 });
+        await run.start({ i });
+        const [done] = await run.deliver({ type: "call.result", id: 1, at: 1, result: i });
+        results[i] = done;
+        run.dispose();
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, lane));
+    expect(results).toHaveLength(200);
+    results.forEach((done, i) => expect(done).toEqual({ type: "complete", result: i }));
+    expect(busy.liveRuns).toBe(0);
+    busy.dispose();
+  });
 });

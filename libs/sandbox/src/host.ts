@@ -109,6 +109,11 @@ class IsolateSlot {
    */
   busy = 0;
   heapUsed = 0;
+  /**
+   * Runs admitted whose context is still being made (not yet in `instances`): the isolate must
+   * not be retired under them, or their context creation meets a disposed isolate.
+   */
+  starting = 0;
 
   constructor(memoryLimitMb: number) {
     this.isolate = new ivm.Isolate({ memoryLimit: memoryLimitMb });
@@ -170,14 +175,25 @@ export class Sandbox {
     const slot = this.admit();
     const mode = this.options.mode;
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
-    const context = await on(
-      () => slot.isolate.createContextSync(),
-      () => slot.isolate.createContext(),
-    );
+    let context: ivm.Context;
+    try {
+      context = await on(
+        () => slot.isolate.createContextSync(),
+        () => slot.isolate.createContext(),
+      );
+    } catch (error) {
+      slot.starting--;
+      this.retireIfUnused(slot);
+      throw new RewindError(
+        "SANDBOX_ERROR",
+        `Could not start the script in the sandbox: ${String(error)}`,
+      );
+    }
     const instance = new ScriptInstance(this, slot, context, this.mapper(script), script.entry);
     instance.fastReplay = run.fastReplay === true && this.options.mode === "async";
     instance.liveSlices = run.liveSlices === true && this.options.mode === "async";
     slot.instances.add(instance);
+    slot.starting--;
     try {
       const timeout = this.options.cpuLimitMs;
       await on(
@@ -262,7 +278,13 @@ export class Sandbox {
   /** @internal */
   release(slot: IsolateSlot, instance: ScriptInstance): void {
     slot.instances.delete(instance);
-    if (slot.instances.size === 0 && slot !== this.current) this.retire(slot);
+    this.retireIfUnused(slot);
+  }
+
+  /** An isolate no longer admitting runs is disposed once its last run is gone. */
+  private retireIfUnused(slot: IsolateSlot): void {
+    if (slot !== this.current && slot.instances.size === 0 && slot.starting === 0)
+      this.retire(slot);
   }
 
   /** @internal the isolate died (heap limit): every run in it is evicted. */
@@ -280,12 +302,14 @@ export class Sandbox {
       slot.isolate.isDisposed ||
       slot.admitted >= this.options.runsPerIsolate
     ) {
-      if (slot !== undefined && slot.instances.size === 0) this.retire(slot);
+      const full = slot;
       slot = new IsolateSlot(this.options.memoryLimitMb);
       this.slots.add(slot);
       this.current = slot;
+      if (full !== undefined) this.retireIfUnused(full);
     }
     slot.admitted++;
+    slot.starting++;
     return slot;
   }
 
