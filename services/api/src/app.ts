@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
+import { DASHBOARD_PATH, mountDashboard } from "@rewind/dashboard";
 import { CURRENT_EPOCH } from "@rewind/sandbox";
 import { ReplayPool, type ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
@@ -50,6 +51,11 @@ export interface ApiOptions {
    * core, started on first use and closed with the API).
    */
   replays?: ReplayChecks;
+  /**
+   * Whether to serve the operators' dashboard at `/dashboard/` (default true): its static files
+   * only, without a token; the page then calls the API with the operator's token.
+   */
+  dashboard?: boolean;
 }
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -95,6 +101,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
     ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
+    ...(options.dashboard !== false ? { dashboard: DASHBOARD_PATH } : {}),
   };
   const app = Fastify({
     logger: false,
@@ -153,6 +160,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
   const routes: Route[] = [...ROUTES, openApiRoute(() => routes, options.version)];
   for (const route of routes) registerRoute(app, route, ctx);
   registerMetrics(app);
+  if (ctx.dashboard !== undefined) mountDashboard(app);
   return app;
 }
 

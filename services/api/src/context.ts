@@ -18,6 +18,8 @@ export interface ApiContext {
   /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */
   shutdown: AbortSignal;
   log: ApiLog;
+  /** Where the dashboard is served (`/dashboard/`), if this API serves it. */
+  dashboard?: string;
   /** An operator's quarantine request was stored: a quarantine service in this process may look. */
   onQuarantineRequest?: (runId: string) => void;
 }

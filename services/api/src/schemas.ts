@@ -241,6 +241,7 @@ export const Root = z.object({
   version: z.string(),
   api: z.string(),
   openapi: z.string(),
+  dashboard: z.string().optional().meta({ description: "The operators' dashboard, when served" }),
 });
 
 export const ForkRunBody = z.strictObject({

@@ -158,6 +158,7 @@ describe("health", () => {
       version: "0.0.0-test",
       api: "/v1",
       openapi: "/v1/openapi.json",
+      dashboard: "/dashboard/",
     });
   });
 });

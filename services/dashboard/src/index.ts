@@ -1,0 +1,1 @@
+export { DASHBOARD_PATH, mountDashboard } from "./mount.js";

@@ -1,0 +1,241 @@
+/**
+ * The Overview in a real browser (headless Chromium) against a real platform (`rewind dev` in
+ * this process, on PGlite in a temp folder): it lists a quarantined run and the epochs' counts,
+ * shows the report, passes the API's refusals on as they are, and gives the run up.
+ *
+ * @rewind/dev is not a devDependency of this package: it depends on it (through the API), and
+ * turbo refuses a cycle. The workspace links it all the same.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { newSeed, type RunStartedEntry } from "@rewind/core";
+import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import { compileScript } from "@rewind/sandbox";
+import { Rewind, defineToolset } from "@rewind/sdk";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** Recorded as a tool's argument: the page must show it as text, never run it. */
+const MARKUP = "<img src=x onerror=window.pwned=1>";
+
+const SCRIPT = `import { tools, waitForSignal } from "rewind";
+export default async function main(input: { amount: number }) {
+  await tools.post({ amount: input.amount });
+  await waitForSignal("close");
+  return "closed";
+}
+`;
+const toolset = defineToolset("ledger", {
+  post: async (args: { amount: number }) => ({ posted: args.amount }),
+});
+
+let dir = "";
+let platform: DevPlatform;
+let api: Rewind;
+let browser: Browser;
+let scriptHash = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-"));
+  platform = await startDevPlatform({
+    port: 0,
+    dataDir: path.join(dir, ".rewind"),
+    toolsets: [toolset],
+  });
+  api = new Rewind({ url: platform.url, token: platform.token });
+  const script = await compileScript({ source: SCRIPT, filename: "ledger.ts" });
+  await platform.store.putScript(script);
+  scriptHash = script.hash;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await platform?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function started(runId: string, epoch: number): RunStartedEntry {
+  return {
+    seq: 1,
+    kind: "run.started",
+    at: Date.now(),
+    runId,
+    scriptHash,
+    input: { amount: 10 },
+    seed: newSeed(),
+    epoch,
+    toolset: "ledger",
+    namespace: "default",
+  };
+}
+
+/**
+ * A run whose journal recorded tools.post with other arguments (the way a platform fault shows
+ * up): its cold replay diverges at seq 2 and the worker holds it.
+ */
+async function quarantinedRun(): Promise<string> {
+  const runId = `run_dash_${Math.random().toString(36).slice(2, 10)}`;
+  const first = started(runId, 1);
+  const { store } = platform;
+  await store.createRun({ started: first, ttlMs: 60_000 });
+  const lease = (await store.acquireLease(runId, "recorder", 30_000))!;
+  await store.commit([
+    {
+      lease,
+      afterSeq: 1,
+      entries: [
+        {
+          seq: 2,
+          kind: "call",
+          at: first.at,
+          callsite: "ledger.ts:3:15",
+          name: "post",
+          args: { amount: MARKUP },
+          callId: `${runId}/2`,
+        },
+        { seq: 3, kind: "call.result", at: first.at, callSeq: 2, result: { posted: 99 } },
+      ],
+      status: "waiting",
+    },
+  ]);
+  await store.releaseLease(lease);
+  await api.runs.signal(runId, "close"); // rings: the run is loaded cold, replayed, held
+  for (let i = 0; i < 200 && (await api.runs.get(runId)).status !== "quarantined"; i++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  expect((await api.runs.get(runId)).status).toBe("quarantined");
+  return runId;
+}
+
+async function open(fragment = `#token=${platform.token}`): Promise<Page> {
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(message.text());
+  });
+  await page.goto(`${platform.url}/dashboard/${fragment}`);
+  (page as Page & { problems: string[] }).problems = problems;
+  return page;
+}
+
+const tile = (page: Page, status: string) => page.locator(`.tile[data-status="${status}"] .count`);
+
+it("lists the quarantined run and the epochs' counts, shows its report, and gives it up", async () => {
+  const id = await quarantinedRun();
+  // A run of an epoch no worker here runs: it waits in its epoch's queue.
+  const stranded = `run_dash_e2_${Math.random().toString(36).slice(2, 10)}`;
+  await platform.store.createRun({ started: started(stranded, 2), ttlMs: 60_000 });
+
+  const page = await open();
+  const row = page.locator(`tr[data-run="${id}"]`);
+  await row.waitFor();
+  // The token left the address bar for this tab's storage.
+  expect(page.url()).toBe(`${platform.url}/dashboard/`);
+  expect(await page.evaluate(() => sessionStorage.getItem("rewind.token"))).toBe(platform.token);
+
+  const cells = await row.locator("td").allTextContents();
+  expect(cells[0]).toBe(id);
+  expect(cells[1]).toContain(scriptHash.slice(0, 17));
+  expect(cells[1]).toContain("ledger");
+  expect(cells.slice(2, 5)).toEqual(["1", "divergence", "seq 2"]);
+
+  await expect.poll(() => tile(page, "quarantined").textContent()).toBe("1");
+  expect(await tile(page, "queued").textContent()).toBe("1");
+  const current = page.locator('#epochs tr[data-epoch="1"]');
+  expect(await current.textContent()).toMatch(
+    /^1 current.*supported.*V8 [\d.]+, isolated-vm 5\.0\.4.*1quarantined 1$/,
+  );
+  expect(await current.getAttribute("class")).toBe("");
+  const other = page.locator('#epochs tr[data-epoch="2"]');
+  expect(await other.getAttribute("class")).toBe("unsupported");
+  expect(await other.textContent()).toMatch(
+    /unknown epoch.*queued 1waiting for a worker of epoch 2$/,
+  );
+  expect(await page.locator("#epochs-waiting").textContent()).toMatch(
+    /^1 run waits for a worker of epoch 2: /,
+  );
+
+  await row.getByRole("button", { name: "Report" }).click();
+  const report = page.locator(`tr[data-report="${id}"]`);
+  await report.locator("table.divergence").waitFor();
+  expect(await report.locator("h3").first().textContent()).toBe(
+    "Diverges at seq 2 (1 entry matched before)",
+  );
+  const recorded = await report.locator('tr[data-side="recorded"] td').allTextContents();
+  expect(recorded[0]).toContain(`post({ amount: "${MARKUP}" })`);
+  expect(recorded[1]).toBe("ledger.ts:3:15");
+  const replayed = await report.locator('tr[data-side="replayed"] td').allTextContents();
+  expect(replayed).toEqual(["call post({ amount: 10 })", "ledger.ts:3:15"]);
+  // Text from the API stayed text: no element was made of it, nothing of it ran.
+  expect(await page.locator("img").count()).toBe(0);
+  expect(await page.evaluate(() => (window as { pwned?: unknown }).pwned)).toBeUndefined();
+
+  // The API's refusal, word for word.
+  await report.locator('input[name="epoch"]').fill("9");
+  await report.getByRole("button", { name: "Release" }).click();
+  const outcome = report.locator(".outcome");
+  await expect
+    .poll(() => outcome.textContent())
+    .toMatch(/refused: .*epoch 9 has not been released \(released epochs: 1\).*\(INVALID_INPUT\)$/);
+  expect((await api.runs.get(id)).status).toBe("quarantined");
+
+  await report.locator('input[name="reason"]').fill("posted twice by hand");
+  await report.getByRole("button", { name: "Give up" }).click();
+  const log = page.locator("#actions li").first();
+  await expect
+    .poll(() => log.textContent())
+    .toMatch(
+      new RegExp(
+        `give-up ${id}: done: given up by rewind dev@default at seq 5: .*posted twice by hand.* \\(the run is now failed\\)$`,
+      ),
+    );
+  expect(await api.runs.get(id)).toMatchObject({ status: "failed", error: { code: "GIVEN_UP" } });
+  // The refresh after the action: the run has left the list and the counts.
+  await row.waitFor({ state: "detached" });
+  await expect.poll(() => tile(page, "quarantined").textContent()).toBe("0");
+  expect(await page.locator("#quarantine-empty").isVisible()).toBe(true);
+  expect(await current.locator("td[data-open]").textContent()).toBe("0");
+  // Nothing failed in the page but the refused release (the browser logs every 4xx).
+  const problems = (page as Page & { problems: string[] }).problems;
+  expect(problems.filter((p) => !p.includes("status of 422"))).toEqual([]);
+  await page.close();
+});
+
+it("asks for a token when the address has none, and says when the API refuses it", async () => {
+  const page = await open("");
+  const form = page.locator("#token-form");
+  await form.waitFor();
+  expect(await page.locator("#overview").isHidden()).toBe(true);
+
+  await page.locator("#token-input").fill("rw_not_a_token");
+  await form.getByRole("button", { name: "Open" }).click();
+  const problem = page.locator("#problem");
+  await expect
+    .poll(() => problem.textContent())
+    .toMatch(/^The API refused the token: .*\(UNAUTHORIZED\)$/);
+  expect(await form.isVisible()).toBe(true);
+  expect(await page.evaluate(() => sessionStorage.getItem("rewind.token"))).toBeNull();
+
+  await page.locator("#token-input").fill(platform.token);
+  await form.getByRole("button", { name: "Open" }).click();
+  await page.locator('#epochs tr[data-epoch="1"]').waitFor();
+  expect(await problem.isHidden()).toBe(true);
+  expect(await form.isHidden()).toBe(true);
+  // Every request carried the token in a header, none in the address.
+  await page.reload();
+  await page.locator('#epochs tr[data-epoch="1"]').waitFor();
+  await page.close();
+});

@@ -1,0 +1,98 @@
+/**
+ * The dashboard's files as a bare fastify serves them: content types, caching, the security
+ * headers, and nothing outside the allowed files (no traversal, no sources, no build files).
+ */
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mountDashboard } from "../src/index.js";
+
+const app = Fastify();
+beforeAll(async () => {
+  mountDashboard(app);
+  await app.ready();
+});
+afterAll(() => app.close());
+
+describe("the dashboard's files", () => {
+  it("serves the page at /dashboard/, and sends /dashboard there", async () => {
+    const page = await app.inject({ url: "/dashboard/" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(page.body).toContain('<script type="module" src="main.js"></script>');
+    expect(page.body).toContain('<link rel="stylesheet" href="style.css" />');
+    expect((await app.inject({ url: "/dashboard/index.html" })).body).toBe(page.body);
+
+    const bare = await app.inject({ url: "/dashboard" });
+    expect(bare.statusCode).toBe(301);
+    expect(bare.headers.location).toBe("/dashboard/");
+  });
+
+  it("serves scripts as JavaScript and the style as CSS, each with its own ETag", async () => {
+    const script = await app.inject({ url: "/dashboard/main.js" });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect(script.body).toContain('from "./api.js"');
+    const style = await app.inject({ url: "/dashboard/style.css" });
+    expect(style.headers["content-type"]).toBe("text/css; charset=utf-8");
+    expect(style.headers.etag).toMatch(/^"[\w-]{22}"$/);
+    expect(style.headers.etag).not.toBe(script.headers.etag);
+    const icon = await app.inject({ url: "/dashboard/favicon.svg" });
+    expect(icon.headers["content-type"]).toBe("image/svg+xml");
+    const head = await app.inject({ method: "HEAD", url: "/dashboard/main.js" });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+  });
+
+  it("asks browsers to revalidate, answers 304 while the file is unchanged, and fences the page in", async () => {
+    const first = await app.inject({ url: "/dashboard/api.js" });
+    expect(first.headers["cache-control"]).toBe("no-cache");
+    expect(first.headers["x-content-type-options"]).toBe("nosniff");
+    expect(first.headers["referrer-policy"]).toBe("no-referrer");
+    expect(first.headers["content-security-policy"]).toContain("script-src 'self'");
+    expect(first.headers["content-security-policy"]).toContain("connect-src 'self'");
+    const etag = String(first.headers.etag);
+    const again = await app.inject({
+      url: "/dashboard/api.js",
+      headers: { "if-none-match": etag },
+    });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe("");
+    const other = await app.inject({
+      url: "/dashboard/api.js",
+      headers: { "if-none-match": '"x"' },
+    });
+    expect(other.statusCode).toBe(200);
+  });
+
+  it.each([
+    "/dashboard/..%2Fpackage.json",
+    "/dashboard/%2e%2e%2fpackage.json",
+    "/dashboard/..%2F..%2F..%2Fpackage.json",
+    "/dashboard/..%5Cpackage.json",
+    "/dashboard/%2Fetc%2Fpasswd",
+    "/dashboard/package.json",
+    "/dashboard/api.ts", // the browser app's sources: only compiled scripts are served
+    "/dashboard/tsconfig.json",
+    "/dashboard/web.tsbuildinfo",
+    "/dashboard/.hidden.js",
+    "/dashboard/main.js%00.html",
+  ])("refuses %s", async (url) => {
+    const response = await app.inject({ url });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(response.body).toMatch(/^No file ".*" in the dashboard: open \/dashboard\/\n$/);
+    expect(response.body).not.toContain('"name"');
+  });
+
+  it("leaves paths below /dashboard/ to the host's own not-found handler", async () => {
+    for (const url of [
+      "/dashboard/../package.json",
+      "/dashboard/web/index.html",
+      "/dashboard/a/../../package.json",
+    ]) {
+      const response = await app.inject({ url });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.body, url).not.toContain("@rewind/dashboard");
+    }
+  });
+});
