@@ -84,6 +84,10 @@ async function startDev(): Promise<Rewind> {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   const token = /token\s+(\S+)/.exec(out)![1]!;
+  // The dashboard's address carries the token in its fragment (never sent to a server).
+  expect(out).toContain(
+    `dashboard http://localhost:${port}/dashboard/#token=${encodeURIComponent(token)}`,
+  );
   return new Rewind({ url: `http://127.0.0.1:${port}`, token });
 }
 

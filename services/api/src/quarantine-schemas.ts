@@ -29,6 +29,7 @@ export const QuarantineSummary = z
     status: z.enum(RUN_STATUSES),
     epoch: z.number().int().meta({ description: "The run's epoch (a release may change it)" }),
     toolset: z.string(),
+    scriptHash: z.string().meta({ description: "The run's script (sha256: of its code)" }),
     seq: z.number().int().meta({ description: "The seq of the run.quarantined entry" }),
     quarantinedAt: isoDate,
     reason: z

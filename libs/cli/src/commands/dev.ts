@@ -16,16 +16,20 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
     toolsets,
     log: (line) => process.stderr.write(`${dim("rewind")} ${line}\n`),
   });
+  // The token rides in the fragment, which the browser keeps to itself; the page stores it in the
+  // tab and wipes it from the address bar.
+  const dashboard = `${platform.url.replace("//127.0.0.1:", "//localhost:")}/dashboard/#token=${encodeURIComponent(platform.token)}`;
   const where =
     (databaseUrl ? "Postgres (DATABASE_URL)" : "the embedded database in .rewind/") +
     (process.env.REDIS_URL ? ", activations on Redis (REDIS_URL)" : "");
   process.stdout.write(
     [
       `${green("Rewind is running")} on ${where}`,
-      `  API      ${platform.url}/v1   (OpenAPI: ${platform.url}/v1/openapi.json)`,
-      `  token    ${platform.token}   (saved in .rewind/token; the CLI here uses it)`,
-      `  toolsets ${toolsets.map((t) => `${t.name} (${[...t.tools.keys()].join(", ")})`).join("; ") || "none: pass --toolset FILE"}`,
-      `  try      rewind run examples/hello.ts --toolset ${toolsets[0]?.name ?? "default"} --wait`,
+      `  API       ${platform.url}/v1   (OpenAPI: ${platform.url}/v1/openapi.json)`,
+      `  token     ${platform.token}   (saved in .rewind/token; the CLI here uses it)`,
+      `  dashboard ${dashboard}`,
+      `  toolsets  ${toolsets.map((t) => `${t.name} (${[...t.tools.keys()].join(", ")})`).join("; ") || "none: pass --toolset FILE"}`,
+      `  try       rewind run examples/hello.ts --toolset ${toolsets[0]?.name ?? "default"} --wait`,
       "",
     ].join("\n"),
   );

@@ -24,7 +24,7 @@ export async function apiCommand(options: { port?: string }): Promise<number> {
   const host = process.env.REWIND_HOST ?? "127.0.0.1";
   const port = Number(options.port ?? 7420);
   const service = await startApiService({ port, host });
-  log(`API listening on http://${host}:${port}/v1`);
+  log(`API listening on http://${host}:${port}/v1, dashboard on http://${host}:${port}/dashboard/`);
   return untilStopped(() => service.close());
 }
 

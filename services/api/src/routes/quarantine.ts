@@ -294,6 +294,7 @@ function summarize(quarantined: QuarantinedRun): z.input<typeof QuarantineSummar
     status: run.status,
     epoch: run.epoch,
     toolset: run.toolset,
+    scriptHash: run.scriptHash,
     seq: quarantined.seq,
     quarantinedAt: new Date(quarantined.at).toISOString(),
     reason: typeof r.reason === "string" ? r.reason : "divergence",
