@@ -6,7 +6,7 @@
  * @rewind/dev is not a devDependency of this package: it depends on it (through the API), and
  * turbo refuses a cycle. The workspace links it all the same.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -48,6 +48,10 @@ let browser: Browser;
 let scriptHash = "";
 
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `No Chromium at ${CHROMIUM}: install it (\`apt-get install -y chromium\`, as .ci/run does) or point CHROMIUM_PATH at one`,
+    );
   dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-"));
   platform = await startDevPlatform({
     port: 0,
