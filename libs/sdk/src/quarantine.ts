@@ -22,6 +22,8 @@ export interface QuarantineSummary {
   status: RunStatus;
   epoch: number;
   toolset: string;
+  /** The run's script: `sha256:` of its code. */
+  scriptHash: string;
   /** The seq of its run.quarantined entry. */
   seq: number;
   quarantinedAt: string;

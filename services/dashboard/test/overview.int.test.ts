@@ -196,7 +196,13 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
     .toMatch(/refused: .*epoch 9 has not been released \(released epochs: 1\).*\(INVALID_INPUT\)$/);
   expect((await api.runs.get(id)).status).toBe("quarantined");
 
+  // A refresh rewrites nothing the operator is typing into.
   await report.locator('input[name="reason"]').fill("posted twice by hand");
+  const updated = await page.locator("#updated").textContent();
+  await expect
+    .poll(() => page.locator("#updated").textContent(), { timeout: 10_000 })
+    .not.toBe(updated);
+  expect(await report.locator('input[name="reason"]').inputValue()).toBe("posted twice by hand");
   await report.getByRole("button", { name: "Give up" }).click();
   const log = page.locator("#actions li").first();
   await expect
@@ -215,6 +221,38 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   // Nothing failed in the page but the refused release (the browser logs every 4xx).
   const problems = (page as Page & { problems: string[] }).problems;
   expect(problems.filter((p) => !p.includes("status of 422"))).toEqual([]);
+  await page.close();
+});
+
+it("releases a run; held again, it is listed again with its new report", async () => {
+  const id = await quarantinedRun();
+  const page = await open();
+  const row = page.locator(`tr[data-run="${id}"]`);
+  await row.getByRole("button", { name: "Report" }).click();
+  const report = page.locator(`tr[data-report="${id}"]`);
+  await report.locator("ul.history").waitFor();
+  expect(await report.locator("ul.history li").count()).toBe(1);
+
+  await report.getByRole("button", { name: "Release" }).click();
+  await expect
+    .poll(() => page.locator("#actions li").first().textContent())
+    .toMatch(
+      new RegExp(`release ${id}: done: released by rewind dev@default onto epoch 1 at seq 5`),
+    );
+  // The journal still diverges: the run left the list, is held again (seq 6) and listed again,
+  // its old report closed with it.
+  await expect
+    .poll(async () => (await api.quarantine.get(id)).history.length, { timeout: 15_000 })
+    .toBe(3);
+  await row.getByRole("button", { name: "Report" }).click({ timeout: 10_000 });
+  await expect
+    .poll(() => report.locator("ul.history li").allTextContents())
+    .toEqual([
+      expect.stringMatching(/^seq 4 run\.quarantined /),
+      expect.stringMatching(/^seq 5 run\.released .* by rewind dev@default onto epoch 1$/),
+      expect.stringMatching(/^seq 6 run\.quarantined /),
+    ]);
+  expect(await row.locator("td").nth(4).textContent()).toBe("seq 2");
   await page.close();
 });
 

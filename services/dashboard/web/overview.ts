@@ -40,7 +40,7 @@ export function renderEpochs(list: EpochList): void {
       )
       .join("; "),
     stranded.length > 0
-      ? ": start one (a build that supports it), or release them onto another epoch."
+      ? ": they run once a worker whose build supports that epoch is started."
       : "",
   );
   const body = byId("epochs").querySelector("tbody")!;

@@ -12,6 +12,9 @@ import { plural } from "./overview.js";
 
 interface Rows {
   summary: HTMLTableRowElement;
+  /** What the summary shows: it is rewritten only when this changes (a button under the pointer stays put). */
+  shown?: QuarantineSummary;
+  shownAs?: string;
   /** The report and the actions, while expanded: kept across refreshes so a half-typed reason survives. */
   detail?: HTMLTableRowElement;
 }
@@ -40,7 +43,18 @@ export class QuarantineTable {
         rows = { summary: el("tr", { "data-run": run.id }) };
         this.rows.set(run.id, rows);
       }
-      this.fillSummary(rows, run);
+      const as = JSON.stringify(run);
+      if (rows.shownAs !== as) {
+        // Held again after a release: the open report is of the previous quarantine.
+        const stale = rows.detail !== undefined && rows.shown?.seq !== run.seq;
+        rows.shown = run;
+        rows.shownAs = as;
+        this.fillSummary(rows, run);
+        if (stale) {
+          this.toggle(run.id);
+          this.toggle(run.id);
+        }
+      }
       order.push(rows.summary);
       if (rows.detail) order.push(rows.detail);
     }
@@ -101,7 +115,10 @@ export class QuarantineTable {
 
   private actions(id: string, detail: QuarantineDetail): HTMLElement[] {
     const outcome = el("p", { class: "outcome", role: "status" });
-    const epoch = el("input", { title: "Leave empty to replay on the run's own epoch" });
+    const epoch = el("input", {
+      title: "Leave empty to replay on the run's own epoch",
+      "aria-label": "epoch to release onto",
+    });
     epoch.type = "number";
     epoch.min = "1";
     epoch.step = "1";
@@ -118,7 +135,7 @@ export class QuarantineTable {
         );
       return this.api.release(id, onto);
     });
-    const reason = el("input", { title: "Recorded in the run's failure" });
+    const reason = el("input", { title: "Recorded in the run's failure", "aria-label": "reason" });
     reason.type = "text";
     reason.name = "reason";
     reason.maxLength = 1000;
@@ -139,7 +156,7 @@ export class QuarantineTable {
         logAction(line, answer instanceof Error);
         this.changed();
       });
-    return [el("h3", {}, "Actions"), release, giveUp, outcome];
+    return [el("h3", {}, "Release or give up"), release, giveUp, outcome];
   }
 }
 
@@ -269,6 +286,7 @@ function logAction(line: string, failed: boolean): void {
     line,
   );
   byId("actions").prepend(item);
+  byId("actions-none").hidden = true;
 }
 
 export function messageOf(error: unknown): string {
