@@ -461,4 +461,27 @@ describe("live activations in sync slices", () => {
     expect(new Set(seen.map((s) => s.callId)).size).toBe(2);
     await exec.close();
   }, 30_000);
+
+  it("starts a run whose top level outruns its slice again, async, and finishes it", async () => {
+    const { seen, toolset } = tools();
+    const { exec } = executor(toolset, "slices-top");
+    const runId = await submit(
+      `import { tools } from "rewind";
+      let x = 0;
+      for (let i = 0; i < 30_000_000; i++) x = (x * 31 + i) % 1_000_003; // ~200 ms at the top level
+      export default async () => (await tools.charge({ x })).args;`,
+    );
+    await exec.activate(runId);
+    await until(async () => (await store.getRun(runId))?.status === "completed", 20_000);
+    const journal = await store.readJournal(runId);
+    expect(journal.map((e) => e.kind)).toEqual([
+      "run.started",
+      "call",
+      "call.result",
+      "run.completed",
+    ]);
+    expect(seen).toHaveLength(1);
+    await exec.close();
+  }, 30_000);
 });
+

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { compileScript } from "./compiler.js";
-import { Sandbox } from "./host.js";
+import { LiveSliceExceeded, Sandbox } from "./host.js";
 
 const SEED = "00".repeat(32);
 const sandbox = new Sandbox();
@@ -147,4 +147,22 @@ export default async function main(input: { i: number }) { return await tools.ec
     expect(busy.liveRuns).toBe(0);
     busy.dispose();
   });
+
+  it("runs a script's top level in a sync slice, and says so when it outruns the slice", async () => {
+    const sliced = new Sandbox({ mode: "async", liveSliceMs: 5 });
+    const heavy = await compileScript({
+      source: `let x = 0;
+for (let i = 0; i < 30_000_000; i++) x = (x * 31 + i) % 1_000_003;
+export default async () => x;`,
+      filename: "heavy.ts",
+    });
+    const run = await sliced.instantiate(heavy, { seed: SEED, startAt: 0, liveSlices: true });
+    await expect(run.start(null)).rejects.toBeInstanceOf(LiveSliceExceeded);
+    // Async (no slices), the same top level runs to its end.
+    const again = await sliced.instantiate(heavy, { seed: SEED, startAt: 0 });
+    expect(await again.start(null)).toEqual([{ type: "complete", result: expect.any(Number) }]);
+    again.dispose();
+    sliced.dispose();
+  });
 });
+

@@ -384,9 +384,11 @@ export class ScriptInstance {
     this.script = undefined;
     const timeout = this.sandbox.options.cpuLimitMs;
     const mode = this.sandbox.options.mode;
+    // The script's top level is script code: in async mode, sync only within a slice.
+    const slice = this.sliceMs();
     const failure = await this.guard(async () => {
-      // The script's top level is script code: never sync on the event loop in async mode.
-      if (mode === "sync") script.runSync(this.context, { timeout });
+      if (slice > 0) script.runSync(this.context, { timeout: slice });
+      else if (mode === "sync") script.runSync(this.context, { timeout });
       else await this.slot.busyWith(() => script.run(this.context, { timeout }));
       const global = this.context.global;
       await this.slot.use(
@@ -395,7 +397,10 @@ export class ScriptInstance {
         () => global.delete("__rewind_register"),
       );
     });
-    if (failure !== undefined) return [{ type: "fail", error: failure }];
+    if (failure !== undefined) {
+      this.throwIfSliceRanOut(slice, failure);
+      return [{ type: "fail", error: failure }];
+    }
     return this.activate(this.startFn, JSON.stringify(input));
   }
 
@@ -436,6 +441,27 @@ export class ScriptInstance {
     this.state = "evicted";
   }
 
+  /**
+   * How long script code may run now as a sync call, in ms; 0 means async (or, in sync mode, the
+   * whole CPU limit). Sync slices only on an idle isolate: otherwise the sync call would wait for
+   * its lock. An async call costs about ten times a sync one, and while it is in flight every
+   * other run's call on the isolate goes async too.
+   */
+  private sliceMs(): number {
+    const { cpuLimitMs, replaySliceMs, liveSliceMs } = this.sandbox.options;
+    if (this.slot.busy !== 0) return 0;
+    const replaying = !this.capturing;
+    if (replaying && this.fastReplay) return Math.min(cpuLimitMs, replaySliceMs);
+    if (!replaying && this.liveSlices) return Math.min(cpuLimitMs, liveSliceMs);
+    return 0;
+  }
+
+  /** A slice that ran out is not the script's CPU limit: the caller runs it again, async. */
+  private throwIfSliceRanOut(slice: number, failure: ErrorData): void {
+    if (slice > 0 && slice < this.sandbox.options.cpuLimitMs && failure.code === "CPU_LIMIT")
+      throw this.capturing ? new LiveSliceExceeded(slice) : new ReplaySliceExceeded(slice);
+  }
+
   private async activate(fn: GuestFn, arg: string): Promise<GuestCommand[]> {
     if (this.state === "evicted") {
       throw new RewindError(
@@ -446,17 +472,7 @@ export class ScriptInstance {
     if (this.state === "ended")
       throw new RewindError("SANDBOX_ERROR", "The run's sandbox has ended");
     const timeout = this.sandbox.options.cpuLimitMs;
-    // Sync slices only on an idle isolate: otherwise the sync call would wait for its lock.
-    const { replaySliceMs, liveSliceMs } = this.sandbox.options;
-    const replaying = !this.capturing;
-    const slice =
-      this.slot.busy !== 0
-        ? 0
-        : replaying && this.fastReplay
-          ? Math.min(timeout, replaySliceMs)
-          : !replaying && this.liveSlices
-            ? Math.min(timeout, liveSliceMs)
-            : 0;
+    const slice = this.sliceMs();
     if (slice > 0 && ++this.sliced % 128 === 0)
       await new Promise((resolve) => setImmediate(resolve)); // let the loop breathe
     let batch = "[]";
@@ -473,8 +489,7 @@ export class ScriptInstance {
       batch = typeof collected === "string" ? collected : await collected;
     });
     if (failure !== undefined) {
-      if (slice > 0 && slice < timeout && failure.code === "CPU_LIMIT")
-        throw replaying ? new ReplaySliceExceeded(slice) : new LiveSliceExceeded(slice);
+      this.throwIfSliceRanOut(slice, failure);
       return [{ type: "fail", error: failure }];
     }
     try {
