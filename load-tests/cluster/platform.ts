@@ -5,13 +5,14 @@
  * `close()` stops them all, drops the database and deletes every key under the prefix.
  */
 import { randomBytes } from "node:crypto";
+import { Agent } from "node:http";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { Rewind } from "@rewind/sdk";
+import { Rewind, httpFetch } from "@rewind/sdk";
 import { createTestDatabase } from "@rewind/store/testing";
 import { launch, runCli, stop, type Child } from "./processes.js";
 import type { ProfileWindow } from "./profile-summary.js";
@@ -83,6 +84,9 @@ export class Platform {
   url = "";
   token = "";
   client!: Rewind;
+  // The load generator shares the machine: node:http with keep-alive costs it a sixth of fetch's
+  // CPU per request, which would otherwise be taken from the platform under test.
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
   /** Creates the database; nothing is started yet (the floors run on a quiet machine first). */
   static async create(options: PlatformOptions): Promise<Platform> {
@@ -135,7 +139,11 @@ export class Platform {
     const health = await fetch(`${this.url}/healthz`);
     if (!health.ok)
       throw new Error(`rewind api answers ${health.status} on /healthz:\n${this.api.tail()}`);
-    this.client = new Rewind({ url: this.url, token: this.token });
+    this.client = new Rewind({
+      url: this.url,
+      token: this.token,
+      fetch: httpFetch({ agent: this.agent }),
+    });
     await this.scaleWorkers(this.options.workers);
   }
 
@@ -223,6 +231,7 @@ export class Platform {
   private async cleanUp(graceful: boolean): Promise<string[]> {
     const problems: string[] = [];
     const children = [...this.workers, ...(this.api ? [this.api] : [])];
+    this.agent.destroy();
     const stops = await Promise.all(children.map((c) => stop(c, graceful ? 15_000 : 0)));
     stops.forEach(({ hung }, i) => {
       if (hung && graceful)

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { Rewind } from "@rewind/sdk";
-import { httpFetch } from "./http-fetch.js";
+import { Rewind, httpFetch } from "@rewind/sdk";
 
 /** Where `rewind dev` leaves its local token, so the CLI beside it needs no setup. */
 export const LOCAL_TOKEN_FILE = path.join(".rewind", "token");
@@ -11,5 +10,5 @@ export function client(): Rewind {
   let token = process.env.REWIND_TOKEN;
   if (token === undefined && existsSync(LOCAL_TOKEN_FILE))
     token = readFileSync(LOCAL_TOKEN_FILE, "utf8").trim();
-  return new Rewind({ fetch: httpFetch, ...(token === undefined ? {} : { token }) });
+  return new Rewind({ fetch: httpFetch(), ...(token === undefined ? {} : { token }) });
 }
