@@ -17,10 +17,18 @@ function start(token: string): void {
   byId("forget").hidden = false;
   let timer: number | undefined;
   let stopped = false;
+  let running = false;
+  let again = false;
   const quarantine = new QuarantineTable(api, () => void refresh());
 
-  // One refresh at a time; the next is planned when this one ends, so a slow API is not piled on.
+  // One refresh at a time: one asked for meanwhile (after an action) runs when it ends, and the
+  // next tick is planned only then, so a slow API is never piled on.
   async function refresh(): Promise<void> {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
     window.clearTimeout(timer);
     try {
       const [epochs, quarantined] = await Promise.all([api.epochs(), api.quarantine()]);
@@ -37,8 +45,14 @@ function start(token: string): void {
         return;
       }
       showProblem(messageOf(error));
+    } finally {
+      running = false;
     }
-    if (!stopped) timer = window.setTimeout(() => void refresh(), REFRESH_MS);
+    if (stopped) return;
+    if (again) {
+      again = false;
+      void refresh();
+    } else timer = window.setTimeout(() => void refresh(), REFRESH_MS);
   }
   stop = () => {
     stopped = true;
