@@ -224,34 +224,45 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   await page.close();
 });
 
-it("releases a run; held again, it is listed again with its new report", async () => {
+it("releases a run; held again before the page looked, its open report is read again", async () => {
   const id = await quarantinedRun();
   const page = await open();
+  // The page's reads of the list wait while `hold` is pending: it cannot see the run in between.
+  let hold: Promise<void> = Promise.resolve();
+  await page.route(
+    (url) => url.pathname === "/v1/quarantine",
+    async (route) => {
+      await hold;
+      await route.continue();
+    },
+  );
   const row = page.locator(`tr[data-run="${id}"]`);
   await row.getByRole("button", { name: "Report" }).click();
   const report = page.locator(`tr[data-report="${id}"]`);
-  await report.locator("ul.history").waitFor();
-  expect(await report.locator("ul.history li").count()).toBe(1);
+  const history = report.locator("ul.history li");
+  await expect.poll(() => history.count()).toBe(1);
 
+  let unhold = () => {};
+  hold = new Promise((resolve) => (unhold = resolve));
   await report.getByRole("button", { name: "Release" }).click();
   await expect
     .poll(() => page.locator("#actions li").first().textContent())
     .toMatch(
       new RegExp(`release ${id}: done: released by rewind dev@default onto epoch 1 at seq 5`),
     );
-  // The journal still diverges: the run left the list, is held again (seq 6) and listed again,
-  // its old report closed with it.
+  // The journal still diverges: the run is held again (seq 6) before the page reads the list.
   await expect
     .poll(async () => (await api.quarantine.get(id)).history.length, { timeout: 15_000 })
     .toBe(3);
-  await row.getByRole("button", { name: "Report" }).click({ timeout: 10_000 });
+  unhold();
   await expect
-    .poll(() => report.locator("ul.history li").allTextContents())
+    .poll(() => history.allTextContents(), { timeout: 10_000 })
     .toEqual([
       expect.stringMatching(/^seq 4 run\.quarantined /),
       expect.stringMatching(/^seq 5 run\.released .* by rewind dev@default onto epoch 1$/),
       expect.stringMatching(/^seq 6 run\.quarantined /),
     ]);
+  expect(await row.getByRole("button", { name: "Hide" }).count()).toBe(1);
   expect(await row.locator("td").nth(4).textContent()).toBe("seq 2");
   await page.close();
 });
