@@ -268,7 +268,9 @@ describe("a run that keeps taking its process down", () => {
         crashAt: () => true,
       });
       await doomed.exec.activate(crashing);
-      expect((await store.getRun(crashing))?.status, `attempt ${attempt}`).toBe("queued");
+      // Taken (running), never journaled past its start.
+      expect((await store.getRun(crashing))?.status, `attempt ${attempt}`).toBe("running");
+      expect((await store.getRun(crashing))?.lastSeq, `attempt ${attempt}`).toBe(1);
     }
     const { exec, ended } = executor(toolset, "survivor", { stealLeases: true });
     await exec.activate(crashing);

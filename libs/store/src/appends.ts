@@ -26,80 +26,55 @@ export function plainStep(append: RunAppend): EntryRow[] | undefined {
 }
 
 /**
- * One run's plain step as one prepared INSERT: its entries, fenced in the same statement by the
- * lease (owner and token) and by the journal's end (seq afterSeq exists; the (run_id, seq) key
- * refuses afterSeq + 1 if it does too). As fast as a bare INSERT; rw_commit (a plpgsql loop over
- * a jsonb batch) costs half as much again, and stays for everything else.
+ * Plain steps of one or many runs as one prepared INSERT (group commit's usual batch under load).
+ * Each run is fenced once, in the same statement: by its lease (owner and token) and by its
+ * journal's end (seq afterSeq exists; the (run_id, seq) key refuses afterSeq + 1 if it does too).
+ * The fences are scalar subqueries, so each is an index lookup whatever the table statistics say
+ * (as EXISTS, a stale estimate turned them into a hash join over every run). Steps and rows travel
+ * as two JSON documents: the statement's text never changes, so Postgres parses and plans it once
+ * per connection. RETURNING says which runs' rows went in: a run's rows share one fence, so they
+ * all go in or none does. rw_commit (a plpgsql loop over a jsonb batch) stays for everything else.
  */
-export async function commitPlainStep(
-  sql: SqlClient,
-  append: RunAppend,
-  rows: readonly EntryRow[],
-): Promise<AppendOutcome> {
-  const { lease, afterSeq } = append;
-  const params: unknown[] = [lease.runId, lease.owner, lease.token, afterSeq];
-  const tuples = rows.map((row) => {
-    const at = params.push(row.seq, row.kind, row.at, row.callsite, JSON.stringify(row.body));
-    return `($${at - 4}::integer, $${at - 3}::text, $${at - 2}::bigint, $${at - 1}::text, $${at}::jsonb)`;
-  });
-  try {
-    const count = await sql.execute(
-      `rw_plain_step_${rows.length}`,
-      `INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
-       SELECT $1, e.seq, e.kind, e.at, e.callsite, e.body
-         FROM (VALUES ${tuples.join(", ")}) AS e (seq, kind, at, callsite, body)
-        WHERE EXISTS (SELECT 1 FROM rw_runs WHERE id = $1 AND lease_owner = $2 AND lease_token = $3)
-          AND EXISTS (SELECT 1 FROM rw_journal WHERE run_id = $1 AND seq = $4::integer)`,
-      params,
-    );
-    return count === rows.length ? "ok" : "lease_lost";
-  } catch (error) {
-    // Another owner appended after the same seq first: this owner's step is refused.
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return "lease_lost";
-    throw error;
-  }
-}
+const PLAIN_STEPS = `
+  WITH fenced AS (
+    SELECT s.run_id
+      FROM jsonb_to_recordset($1::jsonb) AS s (run_id text, owner text, token bigint, after_seq integer)
+     WHERE (SELECT r.lease_token FROM rw_runs r WHERE r.id = s.run_id AND r.lease_owner = s.owner) = s.token
+       AND (SELECT true FROM rw_journal j WHERE j.run_id = s.run_id AND j.seq = s.after_seq))
+  INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
+  SELECT e.run_id, e.seq, e.kind, e.at, e.callsite, e.body
+    FROM jsonb_to_recordset($2::jsonb) AS e (run_id text, seq integer, kind text, at bigint, callsite text, body jsonb)
+   WHERE e.run_id IN (SELECT run_id FROM fenced)
+  RETURNING run_id`;
 
-/**
- * Several runs' plain steps as one INSERT (group commit's usual batch under load): each row is
- * fenced by its own run's lease and journal end, and RETURNING says which runs' rows went in.
- * A run's rows share one fence, so they all go in or none does. If one run's rows break the
- * (run_id, seq) key the whole statement fails, and each run is committed on its own instead.
- */
 export async function commitPlainSteps(
   sql: SqlClient,
   steps: readonly { append: RunAppend; rows: readonly EntryRow[] }[],
 ): Promise<AppendOutcome[]> {
-  if (steps.length === 1) return [await commitPlainStep(sql, steps[0]!.append, steps[0]!.rows)];
-  const params: unknown[] = [];
-  const tuples: string[] = [];
-  for (const { append, rows } of steps) {
-    const { lease, afterSeq } = append;
-    for (const row of rows) {
-      const n = params.push(lease.runId, lease.owner, lease.token, afterSeq, row.seq, row.kind);
-      params.push(row.at, row.callsite, JSON.stringify(row.body));
-      tuples.push(
-        `($${n - 5}::text, $${n - 4}::text, $${n - 3}::bigint, $${n - 2}::integer, $${n - 1}::integer, ` +
-          `$${n}::text, $${n + 1}::bigint, $${n + 2}::text, $${n + 3}::jsonb)`,
-      );
-    }
-  }
+  const fences = steps.map(({ append: { lease, afterSeq } }) => ({
+    run_id: lease.runId,
+    owner: lease.owner,
+    token: lease.token,
+    after_seq: afterSeq,
+  }));
+  const rows = steps.flatMap(({ append, rows }) =>
+    rows.map((row) => ({ run_id: append.lease.runId, ...row })),
+  );
   let written: { run_id: string }[];
   try {
-    written = await sql.query<{ run_id: string }>(
-      `INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
-       SELECT e.run_id, e.seq, e.kind, e.at, e.callsite, e.body
-         FROM (VALUES ${tuples.join(", ")}) AS e (run_id, owner, token, after_seq, seq, kind, at, callsite, body)
-        WHERE EXISTS (SELECT 1 FROM rw_runs r
-                       WHERE r.id = e.run_id AND r.lease_owner = e.owner AND r.lease_token = e.token)
-          AND EXISTS (SELECT 1 FROM rw_journal j WHERE j.run_id = e.run_id AND j.seq = e.after_seq)
-       RETURNING run_id`,
-      params,
-    );
+    written = (
+      await sql.execute<{ run_id: string }>("rw_plain_steps", PLAIN_STEPS, [
+        JSON.stringify(fences),
+        JSON.stringify(rows),
+      ])
+    ).rows;
   } catch (error) {
+    // Another owner appended after the same seq first: that run's step is refused. The key
+    // failed the whole statement, so each run goes in on its own (one alone: it was the one).
     if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    if (steps.length === 1) return ["lease_lost"];
     const outcomes: AppendOutcome[] = [];
-    for (const step of steps) outcomes.push(await commitPlainStep(sql, step.append, step.rows));
+    for (const step of steps) outcomes.push(...(await commitPlainSteps(sql, [step])));
     return outcomes;
   }
   const count = new Map<string, number>();

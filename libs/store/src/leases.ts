@@ -14,14 +14,21 @@ export interface LeaseOptions {
 /**
  * Takes run $1's lease for owner $2 for $3 ms if it is free, expired or already $2's ($4: steal),
  * and the run is of one of the epochs $5 (null: any). Every lease gets a new token: the fence
- * that refuses a previous holder's appends. A cold load counts as an attempt.
+ * that refuses a previous holder's appends. A queued run is now running.
+ *
+ * A cold load counts as an attempt; the count starts again at 1 when the journal grew since the
+ * last one (progress), so commits never touch the run row to say so (migration 0005).
  */
 const TAKE_LEASE = `
   UPDATE rw_runs SET lease_owner = $2, lease_token = lease_token + 1,
-         lease_expires_at = now() + $3 * interval '1 millisecond', attempts = attempts + 1
+         lease_expires_at = now() + $3 * interval '1 millisecond',
+         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
+         attempts = CASE WHEN journal.last_seq > attempt_seq THEN 1 ELSE attempts + 1 END,
+         attempt_seq = journal.last_seq
+    FROM (SELECT max(seq) AS last_seq FROM rw_journal WHERE run_id = $1) AS journal
    WHERE id = $1 AND ended_at IS NULL
      AND ($4 OR lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())
-     AND ($5::integer[] IS NULL OR epoch = ANY($5))`;
+     AND ($5::integer[] IS NULL OR epoch + 0 = ANY($5))`;
 
 const params = (runId: string, owner: string, ttlMs: number, options: LeaseOptions) => [
   runId,
@@ -40,8 +47,7 @@ export async function acquire(
 ): Promise<Lease | undefined> {
   const rows = await sql.query<{ token: string; last_seq: number; attempts: number }>(
     `${TAKE_LEASE}
-     RETURNING lease_token AS token, attempts,
-               (SELECT max(seq) FROM rw_journal WHERE run_id = $1) AS last_seq`,
+     RETURNING lease_token AS token, attempts, journal.last_seq`,
     params(runId, owner, ttlMs, options),
   );
   const row = rows[0];
@@ -64,7 +70,7 @@ export async function load(
     journal: EntryRow[];
     inbox: { id: number; kind: "signal" | "cancel"; name: string | null; payload_ref: string }[];
   }>(
-    `WITH run AS (${TAKE_LEASE} RETURNING *)
+    `WITH run AS (${TAKE_LEASE} RETURNING rw_runs.*)
      SELECT to_jsonb(run) AS run,
             (SELECT coalesce(jsonb_agg(jsonb_build_object('seq', j.seq, 'kind', j.kind, 'at', j.at,
                       'callsite', j.callsite, 'body', j.body) ORDER BY j.seq), '[]')

@@ -50,6 +50,7 @@ export function runRowFromJson(run: Record<string, unknown>): RunRow {
     leaseToken: Number(run.lease_token),
     leaseExpiresAt: at("lease_expires_at"),
     attempts: run.attempts as number,
+    attemptSeq: run.attempt_seq as number,
     resultJson: run.result_json as string | null,
     resultRef: run.result_ref as string | null,
     error: run.error,

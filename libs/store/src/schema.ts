@@ -52,6 +52,8 @@ export const runs = pgTable("rw_runs", {
   leaseToken: bigint("lease_token", { mode: "number" }).notNull(),
   leaseExpiresAt: timestamp("lease_expires_at", { withTimezone: true }),
   attempts: integer("attempts").notNull(),
+  /** The journal's end when the attempts were last counted (migration 0005). */
+  attemptSeq: integer("attempt_seq").notNull().default(0),
   resultJson: text("result_json"),
   resultRef: text("result_ref"),
   error: jsonb("error"),

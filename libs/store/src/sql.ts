@@ -26,9 +26,13 @@ export interface SqlClient {
   query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
   /**
    * A statement run often, prepared once per connection under `name` (Postgres plans it once);
-   * answers the number of rows it wrote.
+   * answers the rows it returned and the number of rows it wrote.
    */
-  execute(name: string, text: string, params: readonly unknown[]): Promise<number>;
+  execute<T = Record<string, unknown>>(
+    name: string,
+    text: string,
+    params: readonly unknown[],
+  ): Promise<{ rows: T[]; count: number }>;
   /** Runs `body` in one transaction on one connection. */
   transaction<T>(body: (tx: SqlTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -45,9 +49,9 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
       const result = await pool.query(text, params as unknown[]);
       return result.rows as T[];
     },
-    async execute(name: string, text: string, params: readonly unknown[]) {
+    async execute<T>(name: string, text: string, params: readonly unknown[]) {
       const result = await pool.query({ name, text, values: params as unknown[] });
-      return result.rowCount ?? 0;
+      return { rows: result.rows as T[], count: result.rowCount ?? 0 };
     },
     async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
       const client = await pool.connect();
@@ -94,8 +98,9 @@ export async function pgliteClient(dataDir: string | undefined): Promise<SqlClie
     async query<T>(text: string, params: readonly unknown[] = []) {
       return (await db.query<T>(text, params as unknown[])).rows;
     },
-    async execute(_name: string, text: string, params: readonly unknown[]) {
-      return (await db.query(text, params as unknown[])).affectedRows ?? 0;
+    async execute<T>(_name: string, text: string, params: readonly unknown[]) {
+      const result = await db.query<T>(text, params as unknown[]);
+      return { rows: result.rows, count: result.affectedRows ?? 0 };
     },
     async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
       return db.transaction(async (tx) =>

@@ -68,8 +68,8 @@ export interface RunAppend {
   /** Inbox items these entries consumed, with the seq of the entry each became. */
   inboxConsumed?: readonly { id: number; seq: number }[];
   /**
-   * The caller knows the run's row already says what this append would write (the same status,
-   * no attempts to reset): the store may skip the row. The hot step of a run (a call's result and
+   * The caller knows the run's row already says what this append would write (the same status):
+   * the store may skip the row. The hot step of a run (a call's result and
    * the next call) then costs one INSERT.
    */
   runRowUnchanged?: boolean;

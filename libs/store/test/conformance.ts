@@ -90,10 +90,14 @@ export function conformance(name: string, backend: Backend): void {
     });
 
     it("creates a run with its run.started entry and reads the journal back byte for byte", async () => {
-      const { entry, lease } = await newRun();
+      const entry = started();
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      expect((await store.getRun(entry.runId))?.status).toBe("queued");
+      const lease = (await store.acquireLease(entry.runId, "owner-a", 30_000))!;
+      // A worker took it: it runs.
       expect(await store.getRun(entry.runId)).toMatchObject({
         id: entry.runId,
-        status: "queued",
+        status: "running",
         lastSeq: 1,
         toolset: "shop",
         epoch: 1,
@@ -315,6 +319,14 @@ export function conformance(name: string, backend: Backend): void {
       expect(fifth.attempts).toBe(1);
       await store.releaseLease(fifth);
       expect((await store.acquireLease(entry.runId, "w6", 30_000))?.attempts).toBe(1);
+      // A plain step (journal rows only, the run row untouched) is progress too.
+      const seventh = (await store.acquireLease(entry.runId, "w7", 30_000, { steal: true }))!;
+      expect(seventh.attempts).toBe(2);
+      const plain = { lease: seventh, afterSeq: 2, entries: [call(3)], status: "running" as const };
+      expect(await store.commit([{ ...plain, runRowUnchanged: true }])).toEqual(["ok"]);
+      expect((await store.acquireLease(entry.runId, "w8", 30_000, { steal: true }))?.attempts).toBe(
+        1,
+      );
     });
 
     it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {

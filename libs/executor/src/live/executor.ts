@@ -356,7 +356,7 @@ export class Executor {
       afterSeq: run.committedSeq,
       entries,
       status: run.status,
-      runRowUnchanged: run.status === run.storedStatus && !run.attemptOpen,
+      runRowUnchanged: run.status === run.storedStatus,
       // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
       releaseLease: run.finished,
     };
@@ -376,7 +376,7 @@ export class Executor {
     for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
     if (append.releaseLease === true) run.leaseReleased = true;
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
-    run.attemptOpen = false; // a commit is progress: the store reset the count
+    run.attemptOpen = false; // a commit is progress: the next lease starts the count again
     run.storedStatus = append.status;
     this.options.onCommitted?.(run.runId);
     this.fault("committed", run);

@@ -16,7 +16,7 @@ export class HotRun {
   dropped = false;
   /** An activation is already queued for this run's outcomes: one is enough. */
   wakePending = false;
-  /** Loaded cold and nothing journaled since: the store still counts this load as an attempt. */
+  /** Loaded cold and nothing journaled since: the store counts this load as an attempt. */
   attemptOpen = true;
   /** Its last commit handed the lease back (it ended with nothing in flight). */
   leaseReleased = false;
