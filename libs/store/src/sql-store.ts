@@ -374,9 +374,17 @@ export class SqlStore implements Store {
   }
 
   async deleteExpired(now: Date): Promise<{ runs: number; values: number }> {
-    const runs = await this.sql.query("DELETE FROM rw_runs WHERE expires_at < $1 RETURNING id", [
-      now,
-    ]);
+    // A run's journal goes with it (its rows have no foreign key to cascade: migration 0005).
+    // A run someone still holds is never deleted: its holder may yet append.
+    const runs = await this.sql.query(
+      `WITH runs AS (
+         DELETE FROM rw_runs
+          WHERE expires_at < $1 AND (lease_owner IS NULL OR lease_expires_at < now())
+          RETURNING id),
+       journal AS (DELETE FROM rw_journal WHERE run_id IN (SELECT id FROM runs))
+       SELECT id FROM runs`,
+      [now],
+    );
     const orphans = await this.sql.query<{ ref: string; blob_key: string | null }>(
       `DELETE FROM rw_values v WHERE NOT EXISTS (SELECT 1 FROM rw_run_values rv WHERE rv.ref = v.ref)
          AND v.created_at < $1 RETURNING ref, blob_key`,

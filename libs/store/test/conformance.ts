@@ -585,19 +585,21 @@ export function conformance(name: string, backend: Backend): void {
     it("deletes expired runs and the values only they used", async () => {
       const unique = { only: `for-${counter}`, pad: "y".repeat(70 * 1024) };
       const { entry, lease } = await newRun({ input: unique });
+      const completed = { seq: 2, kind: "run.completed", at: 1, result: null } as const;
       await store.commit([
-        {
-          lease,
-          afterSeq: 1,
-          entries: [{ seq: 2, kind: "run.completed", at: 1, result: null }],
-          status: "completed",
-        },
+        { lease, afterSeq: 1, entries: [completed], status: "completed", releaseLease: true },
+      ]);
+      // Ended, but its holder waits for a call in flight: it may still append.
+      const held = await newRun();
+      await store.commit([
+        { lease: held.lease, afterSeq: 1, entries: [completed], status: "completed" },
       ]);
       const blobsBefore = await countBlobs();
       const result = await store.deleteExpired(new Date(Date.now() + 120_000));
       expect(result.runs).toBeGreaterThanOrEqual(1);
       expect(await store.getRun(entry.runId)).toBeUndefined();
       expect(await store.readJournal(entry.runId)).toEqual([]);
+      expect(await store.readJournal(held.entry.runId)).toHaveLength(2);
       // countBlobs rejects if retention removed the blob store itself rather than its blobs.
       expect(await countBlobs()).toBeLessThan(blobsBefore);
     });

@@ -1,3 +1,5 @@
+-- The hot path of a run (its lease, its steps) with less work in each statement.
+
 -- Crash-loop accounting moves to the lease. A worker taking a run's lease counts an attempt, and
 -- the count starts again at 1 when the journal grew since the last count (attempt_seq is the
 -- journal's end then). Before, every commit reset the count, so a run's first step after a load
@@ -13,3 +15,9 @@ ALTER TABLE rw_runs ADD COLUMN attempt_seq integer NOT NULL DEFAULT 0;
 DROP INDEX rw_runs_open_epoch;
 DROP INDEX rw_runs_open;
 CREATE INDEX rw_runs_open ON rw_runs (status, epoch) WHERE ended_at IS NULL;
+
+-- Journal rows no longer carry a foreign key to their run. The key's check ran a trigger per row,
+-- with a row lock on the run (FOR KEY SHARE): the costliest part of the hottest statement. Every
+-- append is fenced in its own statement by the run's lease (so the run exists and is held), and
+-- retention deletes a run's journal with the run.
+ALTER TABLE rw_journal DROP CONSTRAINT rw_journal_run_id_fkey;
