@@ -87,7 +87,7 @@ describe("ReplayPool", () => {
 
   it("keeps the calling thread's event loop free while scripts compute", async () => {
     const heavy = await compileScript({
-      source: script("{ i, n: input.n }", 3e7),
+      source: script("{ i, n: input.n }", 6e7),
       filename: "heavy.ts",
     });
     const heavyRun = await runInProcess({ script: heavy, sandbox, toolset, input: { n: 1 } });
