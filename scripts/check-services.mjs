@@ -1,5 +1,6 @@
 // Before the test suite: are Postgres and Redis reachable? Say exactly what is missing and how
 // to start it, instead of letting a hundred tests time out.
+import { existsSync } from "node:fs";
 import net from "node:net";
 
 const services = [
@@ -33,4 +34,11 @@ if (missing.length > 0) {
   }
   process.exit(1);
 }
-console.log(`✓ PostgreSQL and Redis are reachable`);
+// The dashboard's browser test drives a real headless Chromium.
+const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+if (!existsSync(chromium)) {
+  console.error(`✗ No Chromium at ${chromium}: the dashboard's browser test drives one.`);
+  console.error("  Install it (`apt-get install -y --no-install-recommends chromium`, as .ci/run does) or point CHROMIUM_PATH at one.");
+  process.exit(1);
+}
+console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}`);
