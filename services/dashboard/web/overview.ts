@@ -15,7 +15,8 @@ export function renderStatuses(list: EpochList): void {
     ...[...totals].map(([status, runs]) =>
       el(
         "div",
-        { class: `tile ${status}`, "data-status": status },
+        // Quarantined runs stand out only when there are some.
+        { class: runs > 0 ? `tile ${status}` : "tile", "data-status": status },
         el("span", { class: "count" }, runs),
         el("span", { class: "label" }, status),
       ),

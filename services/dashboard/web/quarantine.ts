@@ -60,6 +60,7 @@ export class QuarantineTable {
     }
     place(this.body, order);
     byId("quarantine-empty").hidden = list.runs.length > 0;
+    byId("quarantine").hidden = list.runs.length === 0; // no header over nothing
     const more = byId("quarantine-more");
     more.hidden = list.next === undefined;
     fill(
