@@ -3,7 +3,8 @@
  * floor of one bare `INSERT …; COMMIT` round trip measured in the same process, interleaved.
  * Also, for context, the group-commit effect of many concurrent runs through one Executor.
  */
-import type { JournalEntry } from "@rewind/core";
+import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
+import { RunEngine } from "@rewind/journal";
 import { runInProcess } from "@rewind/executor";
 import { Sandbox, type CompiledScript } from "@rewind/sandbox";
 import type { Store } from "@rewind/store";
@@ -111,6 +112,54 @@ async function commitAlone(store: Store, script: CompiledScript, steps: number) 
   };
 }
 
+/**
+ * The design's own floor: the engine and the sandbox (async, live slices, as in the services)
+ * delivering each result, then store.commit of the step, with no executor around them (no
+ * activation chain, group committer, metrics or tool wrapper). What the executor adds is the
+ * difference; what is left here is the sandbox hop and the fenced INSERT.
+ */
+async function withoutExecutor(store: Store, script: CompiledScript, calls: number) {
+  const runId = await submit(store, script, { n: calls + 1 }, "lean");
+  const lease = (await store.acquireLease(runId, "bench-lean", 600_000))!;
+  const started = (await store.readJournal(runId))[0] as RunStartedEntry;
+  const sandbox = new Sandbox({ mode: "async" });
+  const instance = await sandbox.instantiate(script, {
+    seed: started.seed,
+    startAt: started.at,
+    liveSlices: true,
+  });
+  const { engine, entries } = await RunEngine.resume(instance, [started]);
+  const isCall = (e: JournalEntry): e is CallEntry => e.kind === "call";
+  let call = entries.find(isCall)!;
+  let afterSeq = 1;
+  const commit = async (step: JournalEntry[]) => {
+    const [outcome] = await store.commit([
+      { lease, afterSeq, entries: step, status: "running", runRowUnchanged: true },
+    ]);
+    if (outcome !== "ok") throw new Error(`lean commit: ${outcome}`);
+    afterSeq = step.at(-1)!.seq;
+  };
+  await commit(entries);
+  const take = async (n: number): Promise<Float64Array> => {
+    const samples = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const t0 = now();
+      const result = (call.args as { i: number }).i;
+      const step = await engine.deliver({
+        kind: "call.result",
+        callSeq: call.seq,
+        result,
+        at: engine.clock,
+      });
+      await commit(step);
+      samples[i] = since(t0);
+      call = step.find(isCall)!;
+    }
+    return samples;
+  };
+  return { take, close: () => sandbox.dispose() };
+}
+
 /** The network + protocol floor: `SELECT $1`, no write, no fsync. */
 async function selectOne(client: pg.Client, n: number): Promise<Float64Array> {
   const samples = new Float64Array(n);
@@ -136,13 +185,16 @@ export async function hotCalls(report: Report, store: Store, client: pg.Client):
   const counted = countingStore(store);
   const async = new LiveExecutor(counted.store, "async", "bench-hot-async");
   const sync = new LiveExecutor(counted.store, "sync", "bench-hot-sync");
+  let lean: Awaited<ReturnType<typeof withoutExecutor>> | undefined;
   try {
     const alone = await commitAlone(store, script, (ROUNDS + 1) * DIAG_STEPS + 1);
+    lean = await withoutExecutor(store, script, (ROUNDS + 1) * HOT_CALLS);
     // Warm-up: JIT, the pool's connections, the executor's script cache, the tables' first pages.
     await insertFloor(client, WARMUP);
     await hotRun(async, counted.store, script, WARMUP);
     await hotRun(sync, counted.store, script, WARMUP);
     await alone(DIAG_STEPS);
+    await lean.take(HOT_CALLS);
     await selectOne(client, WARMUP);
 
     // Interleaved, so the disk's and the machine's drifts hit every series alike.
@@ -150,6 +202,7 @@ export async function hotCalls(report: Report, store: Store, client: pg.Client):
     const hots: HotSample[] = [];
     const syncs: HotSample[] = [];
     const commits: Float64Array[] = [];
+    const leans: Float64Array[] = [];
     const selects: Float64Array[] = [];
     const roundRatios: number[] = [];
     let asyncCalls: Map<string, number> = new Map();
@@ -161,6 +214,7 @@ export async function hotCalls(report: Report, store: Store, client: pg.Client):
         asyncCalls.set(name, (asyncCalls.get(name) ?? 0) + n);
       syncs.push(await hotRun(sync, counted.store, script, HOT_CALLS));
       commits.push(await alone(DIAG_STEPS));
+      leans.push(await lean.take(HOT_CALLS));
       selects.push(await selectOne(client, DIAG_STEPS));
       roundRatios.push(perCallOf([hots[round]!]) / summarize(floors[round]!).mean);
     }
@@ -174,6 +228,7 @@ export async function hotCalls(report: Report, store: Store, client: pg.Client):
     const syncGaps = concat(syncs.map((h) => h.intervals));
     const syncGap = summarize(syncGaps);
     const commit = summarize(concat(commits));
+    const leanCall = summarize(concat(leans));
     const rtt = summarize(concat(selects));
 
     const floorMeans = floors.map((f) => summarize(f).mean);
@@ -206,6 +261,7 @@ export async function hotCalls(report: Report, store: Store, client: pg.Client):
         .join(", ")}`,
     );
     console.log(line("store.commit([call.result, call])", commit, us));
+    console.log(line("engine + sandbox + store.commit, no executor", leanCall, us));
     console.log(line("SELECT $1 (round trip, no commit)", rtt, us));
     console.log(
       `  per call: store.commit alone ${us(commit.mean)} (${ratio(commit.mean, floor.mean)} the INSERT); ` +
@@ -246,8 +302,11 @@ export async function hotCalls(report: Report, store: Store, client: pg.Client):
     report.info("1. ratio of means, sync", ratio(syncPerCall, floor.mean));
     report.info("1. store.commit of one step alone, mean", us(commit.mean));
     report.info("1. store.commit alone / INSERT, means", ratio(commit.mean, floor.mean));
+    report.info("1. without the executor (engine+sandbox+commit), mean", us(leanCall.mean));
+    report.info("1. without the executor / INSERT, means", ratio(leanCall.mean, floor.mean));
     report.info("1. SELECT $1 round trip, median", us(rtt.median));
   } finally {
+    lean?.close();
     await async.close();
     await sync.close();
   }
