@@ -16,4 +16,5 @@ export { GroupCommitter } from "./live/group-commit.js";
 export { checkReplay, type ReplayCheck } from "./replay-check.js";
 export { previewFork, type ForkPreview } from "./fork-preview.js";
 export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-pool.js";
+export { ReplayProcess } from "./replay-process.js";
 export { describeToolsets, publishToolsets } from "./toolset-description.js";

@@ -34,7 +34,9 @@ export interface ReplayPoolOptions {
 /**
  * Replay checks on worker threads (piscina), so that a thousand of them use every core and never
  * hold the API's event loop: the main thread only reads journals and answers requests. Threads
- * start on first use, each with a sandbox of its own in sync mode.
+ * start on first use, each with a sandbox of its own in sync mode. The threads share this
+ * process, which a script's huge allocation can abort: the API runs this pool in a child process
+ * of its own (ReplayProcess).
  *
  * The worker module is found next to this file: `replay-worker.js` in dist/, or, when this file
  * runs from its TypeScript source (vitest), `replay-worker.ts` loaded through a small esbuild
@@ -129,7 +131,7 @@ export class ReplayPool implements ReplayChecks {
   }
 }
 
-/** Only the fields a thread needs: a stored script may carry more (dates, a namespace). */
-function plain(script: CompiledScript): CompiledScript {
+/** Only the fields a check needs: a stored script may carry more (dates, a namespace). */
+export function plain(script: CompiledScript): CompiledScript {
   return { hash: script.hash, entry: script.entry, code: script.code, sourceMap: script.sourceMap };
 }

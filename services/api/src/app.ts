@@ -3,7 +3,7 @@ import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
 import { DASHBOARD_PATH, mountDashboard } from "@rewind/dashboard";
 import { CURRENT_EPOCH } from "@rewind/sandbox";
-import { ReplayPool, type ReplayChecks } from "@rewind/executor";
+import { ReplayProcess, type ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { ApiContext, ApiLog } from "./context.js";
 import type { Doorbell } from "./doorbell.js";
@@ -47,8 +47,9 @@ export interface ApiOptions {
    */
   onQuarantineRequest?: (runId: string) => void;
   /**
-   * Where replay checks and fork previews run (default: a pool of worker threads, one per
-   * core, started on first use and closed with the API).
+   * Where replay checks and fork previews run (default: a child process with a pool of worker
+   * threads, one per core, started on first use and closed with the API: a script that aborts
+   * the process it runs in never takes the API down).
    */
   replays?: ReplayChecks;
   /**
@@ -89,7 +90,7 @@ const ROUTES: readonly Route[] = [
  */
 export function createApi(options: ApiOptions): FastifyInstance {
   const shutdown = new AbortController();
-  const replays = options.replays ?? new ReplayPool();
+  const replays = options.replays ?? new ReplayProcess();
   const ctx: ApiContext = {
     store: options.store,
     doorbell: options.doorbell,

@@ -85,6 +85,30 @@ describe("POST /v1/replay", () => {
     expect(changed[1]).toEqual({ runId: queued, matches: true, entries: 1 });
   });
 
+  it("survives a corrected script that aborts the process re-executing it", async () => {
+    // One allocation far over the sandbox's memory limit: V8 aborts the process it runs in.
+    const bomb = {
+      ...REFACTOR,
+      entry: "bomb.ts",
+      code: "__rewind_register(async () => new Array(2 ** 28).fill(1.5).length);",
+    };
+    const response = await h.app.inject({
+      method: "POST",
+      url: `/v1/runs/${done}/replay`,
+      headers: h.auth,
+      payload: { script: bomb },
+    });
+    expect(response.statusCode).toBe(500);
+    expect(response.json().error).toMatchObject({
+      code: "SANDBOX_ERROR",
+      message: expect.stringContaining("memory limit"),
+    });
+    // The API is still here, and checks go on in a new child.
+    expect((await replay({ runs: [done], script: REFACTOR })).json().checks[0]).toMatchObject({
+      matches: true,
+    });
+  }, 60_000);
+
   it("refuses a batch that is empty, too large, unauthenticated or malformed", async () => {
     expect((await replay({ runs: [] })).json().error.message).toContain("at least one run id");
     const tooMany = await replay({ runs: Array.from({ length: 201 }, (_, i) => `run_${i}`) });
