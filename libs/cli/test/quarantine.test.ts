@@ -87,7 +87,7 @@ it("list and show say where each run left its journal, with both callsites", asy
   const epochs = await h.rewind("epochs");
   expect(epochs.code).toBe(0);
   expect(epochs.stdout).toMatch(
-    /^1 +current +V8 [\d.]+, isolated-vm 5\.0\.4 +\d+ live .*quarantined/m,
+    /^1 +current +V8 [\d.]+, isolated-vm 5\.0\.4 +\d+ live +1 worker .*quarantined/m,
   );
 });
 

@@ -18,3 +18,4 @@ export { previewFork, type ForkPreview } from "./fork-preview.js";
 export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-pool.js";
 export { ReplayProcess } from "./replay-process.js";
 export { describeToolsets, publishToolsets } from "./toolset-description.js";
+export { PRESENCE_LIVE_MS, announceWorker } from "./presence.js";

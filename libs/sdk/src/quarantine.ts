@@ -75,4 +75,6 @@ export interface EpochView {
   matchingDigest?: string;
   notes?: string;
   runs: { open: number; byStatus: Record<string, number> };
+  /** Workers alive that run the epoch: with none, its runs wait for one. */
+  workers: number;
 }

@@ -22,6 +22,7 @@ export type {
   EpochRunCount,
 } from "./quarantine.js";
 export type { ToolDescription, ToolsetDescription, PublishedToolset } from "./toolsets.js";
+export type { LiveWorker } from "./workers.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";

@@ -7,6 +7,7 @@ import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
 import * as quarantine from "./quarantine.js";
 import * as toolsets from "./toolsets.js";
+import * as workers from "./workers.js";
 import type {
   EpochRunCount,
   NewQuarantineRequest,
@@ -393,6 +394,20 @@ export class SqlStore implements Store {
     for (const orphan of orphans)
       if (orphan.blob_key !== null) await this.blobs.delete(orphan.blob_key);
     return { runs: runs.length, values: orphans.length };
+  }
+
+  // ---- workers (the queries are in workers.ts)
+
+  workerSeen(owner: string, epochs: readonly number[]): Promise<void> {
+    return workers.workerSeen(this.sql, owner, epochs);
+  }
+
+  workerGone(owner: string): Promise<void> {
+    return workers.workerGone(this.sql, owner);
+  }
+
+  liveWorkers(seenWithinMs: number): Promise<workers.LiveWorker[]> {
+    return workers.liveWorkers(this.sql, seenWithinMs);
   }
 
   // ---- toolsets (the queries are in toolsets.ts)

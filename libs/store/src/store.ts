@@ -7,6 +7,7 @@ import type {
   QuarantinedRun,
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
+import type { LiveWorker } from "./workers.js";
 
 export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -209,6 +210,15 @@ export interface Store {
   quarantineCounts(): Promise<QuarantineCount[]>;
   /** Runs that have not ended, by epoch and status (of one namespace, or all). */
   openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]>;
+
+  // ---- workers (workers.ts)
+
+  /** A worker is alive and runs these epochs: at start, then every few seconds. */
+  workerSeen(owner: string, epochs: readonly number[]): Promise<void>;
+  /** A worker stopped gracefully. */
+  workerGone(owner: string): Promise<void>;
+  /** The workers seen in the last `seenWithinMs`, with their epochs. */
+  liveWorkers(seenWithinMs: number): Promise<LiveWorker[]>;
 
   // ---- toolsets (toolsets.ts)
 

@@ -493,6 +493,27 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.routes(["run_that_does_not_exist"])).toEqual([]);
     });
 
+    it("knows the workers seen lately and their epochs; a worker gone is gone", async () => {
+      const a = `w-a-${counter++}`;
+      const b = `w-b-${counter++}`;
+      await store.workerSeen(a, [1]);
+      await store.workerSeen(b, [1, 2]);
+      await store.workerSeen(a, [1, 3]); // seen again: its row, updated
+      const live = (await store.liveWorkers(60_000)).filter((w) => [a, b].includes(w.owner));
+      expect(live.map((w) => [w.owner, w.epochs])).toEqual([
+        [a, [1, 3]],
+        [b, [1, 2]],
+      ]);
+      expect(live[0]!.seenAt.getTime()).toBeGreaterThanOrEqual(live[0]!.startedAt.getTime());
+      await store.workerGone(b);
+      const after = (await store.liveWorkers(60_000)).map((w) => w.owner);
+      expect(after).toContain(a);
+      expect(after).not.toContain(b);
+      // Not seen within the window: not live.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect((await store.liveWorkers(10)).map((w) => w.owner)).not.toContain(a);
+    });
+
     it("keeps the toolsets workers publish; the latest description of a name wins", async () => {
       const name = `shop_${Date.now().toString(36)}_${++counter}`;
       expect(await store.getToolset(name)).toBeUndefined();

@@ -135,6 +135,10 @@ export const EpochView = z.object({
   matchingDigest: z.string().optional(),
   notes: z.string().optional(),
   runs: EpochRuns.meta({ description: "This namespace's live runs on the epoch" }),
+  workers: z.number().int().meta({
+    description:
+      "Workers alive that run the epoch (seen in the last 15 s). With none, its runs wait for one",
+  }),
 });
 
 export const EpochList = z.object({ current: z.number().int(), epochs: z.array(EpochView) });

@@ -227,5 +227,11 @@ describe("quarantine endpoints", () => {
     expect(one.runs.byStatus.quarantined).toBeGreaterThanOrEqual(2);
     const other = await h.app.inject({ method: "GET", url: "/v1/epochs", headers: h.otherAuth });
     expect(other.json().epochs[0].runs).toEqual({ open: 0, byStatus: {} });
+    // Workers alive that run it: none here until one says so, then one (not an old one).
+    expect(one.workers).toBe(0);
+    await h.store.workerSeen("api-test-worker", [1]);
+    const seen = await h.app.inject({ method: "GET", url: "/v1/epochs", headers: h.auth });
+    expect(seen.json().epochs.find((e: { epoch: number }) => e.epoch === 1).workers).toBe(1);
+    await h.store.workerGone("api-test-worker");
   });
 });

@@ -163,8 +163,10 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
     /^1 current.*supported.*V8 [\d.]+, isolated-vm 5\.0\.4.*1quarantined 1$/,
   );
   expect(await current.getAttribute("class")).toBe("");
+  expect(await current.locator("[data-workers]").textContent()).toBe("1"); // rewind dev's executor
   const other = page.locator('#epochs tr[data-epoch="2"]');
   expect(await other.getAttribute("class")).toBe("unsupported");
+  expect(await other.locator("[data-workers]").textContent()).toBe("0");
   expect(await other.textContent()).toMatch(
     /unknown epoch.*queued 1waiting for a worker of epoch 2$/,
   );

@@ -12,6 +12,7 @@ export interface EpochView {
   released?: string;
   environment?: { v8: string; isolatedVm: string };
   runs: { open: number; byStatus: Record<string, number> };
+  workers: number;
 }
 
 export interface EpochList {

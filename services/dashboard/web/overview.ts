@@ -24,12 +24,14 @@ export function renderStatuses(list: EpochList): void {
   );
 }
 
-/**
- * One row per epoch. Open runs on an epoch this build cannot run are highlighted: they wait in
- * their epoch's queue until a worker of that epoch runs.
- */
+/** Open runs that need a worker of their epoch to go on (a quarantined run waits for an operator). */
+const needWorker = (epoch: EpochView) => epoch.runs.open - (epoch.runs.byStatus.quarantined ?? 0);
+/** Runs of an epoch no live worker runs: they wait in their epoch's queue until one does. */
+const waiting = (epoch: EpochView) => (epoch.workers === 0 ? needWorker(epoch) : 0);
+
+/** One row per epoch, with its live workers; an epoch whose runs wait for one is highlighted. */
 export function renderEpochs(list: EpochList): void {
-  const stranded = list.epochs.filter((epoch) => !epoch.supported && epoch.runs.open > 0);
+  const stranded = list.epochs.filter((epoch) => waiting(epoch) > 0);
   const warning = byId("epochs-waiting");
   warning.hidden = stranded.length === 0;
   fill(
@@ -37,11 +39,11 @@ export function renderEpochs(list: EpochList): void {
     stranded
       .map(
         (e) =>
-          `${plural(e.runs.open, "run")} ${e.runs.open === 1 ? "waits" : "wait"} for a worker of epoch ${e.epoch}`,
+          `${plural(waiting(e), "run")} ${waiting(e) === 1 ? "waits" : "wait"} for a worker of epoch ${e.epoch}`,
       )
       .join("; "),
     stranded.length > 0
-      ? ": they run once a worker whose build supports that epoch is started."
+      ? ": no live worker runs it; they go on once a worker whose build supports it starts."
       : "",
   );
   const body = byId("epochs").querySelector("tbody")!;
@@ -49,13 +51,13 @@ export function renderEpochs(list: EpochList): void {
 }
 
 function epochRow(epoch: EpochView): HTMLTableRowElement {
-  const waiting = !epoch.supported && epoch.runs.open > 0;
+  const stuck = waiting(epoch) > 0;
   const byStatus = Object.entries(epoch.runs.byStatus)
     .map(([status, runs]) => `${status} ${runs}`)
     .join(" · ");
   return el(
     "tr",
-    { class: waiting ? "unsupported" : "", "data-epoch": String(epoch.epoch) },
+    { class: stuck ? "unsupported" : "", "data-epoch": String(epoch.epoch) },
     el(
       "td",
       {},
@@ -72,12 +74,13 @@ function epochRow(epoch: EpochView): HTMLTableRowElement {
         : "unknown to this build",
       epoch.released ? ` · released ${epoch.released}` : "",
     ),
+    el("td", { "data-workers": String(epoch.workers) }, epoch.workers),
     el("td", { "data-open": String(epoch.runs.open) }, epoch.runs.open),
     el(
       "td",
       {},
       byStatus || "none",
-      waiting && el("div", { class: "waiting" }, `waiting for a worker of epoch ${epoch.epoch}`),
+      stuck && el("div", { class: "waiting" }, `waiting for a worker of epoch ${epoch.epoch}`),
     ),
   );
 }

@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { LocalRunChanges, createApi } from "@rewind/api";
-import { Executor, WakeUp, activationFailureLog, publishToolsets } from "@rewind/executor";
+import {
+  Executor,
+  WakeUp,
+  activationFailureLog,
+  announceWorker,
+  publishToolsets,
+} from "@rewind/executor";
 import { QuarantineService } from "@rewind/quarantine";
 import { BullMqQueue, InProcessQueue, type ActivationQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
@@ -59,13 +65,14 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   const support = epochSupport({ maxValueBytes: sandbox.options.maxValueBytes });
   for (const { reason } of support.refused) log(`refusing ${reason}`);
   for (const warning of support.warnings) log(`warning: ${warning}`);
+  const owner = `dev:${process.pid}:${randomBytes(4).toString("hex")}`;
   const executor = new Executor({
     store,
     sandbox,
     toolsets,
     epochs: support.epochs,
     onCommitted: (runId) => changes.notify(runId),
-    owner: `dev:${process.pid}:${randomBytes(4).toString("hex")}`,
+    owner,
     stealLeases: true,
     onError: activationFailureLog(log),
   });
@@ -78,6 +85,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     log,
   });
   await publishToolsets(store, toolsets.values(), `dev:${process.pid}`); // for fork previews
+  const presence = await announceWorker(store, owner, executor.epochs); // the epochs it runs
   const api = createApi({
     store,
     changes,
@@ -117,6 +125,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     async close() {
       clearInterval(retention);
       wake.stop();
+      await presence.stop();
       await quarantine.stop();
       await queue.close();
       await api.close();

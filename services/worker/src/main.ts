@@ -3,7 +3,13 @@ import { hostname } from "node:os";
 import { z } from "zod";
 import { RewindError } from "@rewind/core";
 import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
-import { Executor, WakeUp, activationFailureLog, publishToolsets } from "@rewind/executor";
+import {
+  Executor,
+  WakeUp,
+  activationFailureLog,
+  announceWorker,
+  publishToolsets,
+} from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
@@ -72,6 +78,8 @@ export async function startWorker(options: WorkerOptions) {
     onError: activationFailureLog(log),
   });
   await publishToolsets(store, options.toolsets, owner); // fork previews name unsafe tools
+  // Which epochs have a live worker: runs of the others wait (rewind epochs, the Overview).
+  const presence = await announceWorker(store, owner, executor.epochs);
   // Only the queues of the epochs this build can replay: a run of another epoch waits for a
   // worker that can (a gauge shows how many wait).
   queue.consume((runId) => executor.activate(runId), {
@@ -106,6 +114,7 @@ export async function startWorker(options: WorkerOptions) {
     async close() {
       draining = true;
       wake.stop();
+      await presence.stop();
       await queue.stopConsuming();
       const unfinished = await executor.close({ graceMs: config.REWIND_SHUTDOWN_GRACE_MS });
       for (const route of await store.routes(unfinished).catch(() => []))

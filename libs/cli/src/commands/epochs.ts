@@ -1,7 +1,10 @@
 import { client } from "../client.js";
 import { dim, green, red, yellow } from "../format.js";
 
-/** `rewind epochs [--json]`: the epochs the server's build supports, and the live runs on each. */
+/**
+ * `rewind epochs [--json]`: the epochs the server's build supports, the live runs on each, and the
+ * live workers that run it.
+ */
 export async function epochsCommand(options: { json?: boolean }): Promise<number> {
   const { current, epochs } = await client().epochs();
   if (options.json) {
@@ -15,11 +18,12 @@ export async function epochsCommand(options: { json?: boolean }): Promise<number
       ? dim("unknown to this build")
       : `V8 ${e.environment.v8}, isolated-vm ${e.environment.isolatedVm}`,
     `${e.runs.open} live`,
+    e.workers > 0 ? `${e.workers} worker${e.workers === 1 ? "" : "s"}` : yellow("no worker"),
     Object.entries(e.runs.byStatus)
       .map(([status, n]) => `${n} ${status === "quarantined" ? yellow(status) : status}`)
       .join(", "),
   ]);
-  const header = ["epoch", "", "runtime", "runs", ""];
+  const header = ["epoch", "", "runtime", "runs", "workers", ""];
   const widths = header.map((h, i) =>
     Math.max(visible(h), ...rows.map((r) => visible(r[i] ?? ""))),
   );
@@ -29,12 +33,18 @@ export async function epochsCommand(options: { json?: boolean }): Promise<number
       .join("  ")
       .trimEnd();
   process.stdout.write(`${[dim(line(header)), ...rows.map(line)].join("\n")}\n`);
-  const stranded = epochs.filter((e) => !e.supported && e.runs.open > 0);
-  for (const e of stranded)
-    process.stdout.write(
-      `${yellow("!")} ${e.runs.open} run(s) of epoch ${e.epoch} wait for workers of a build that supports it\n`,
-    );
+  for (const e of epochs) {
+    const waiting = needWorker(e);
+    if (e.workers === 0 && waiting > 0)
+      process.stdout.write(
+        `${yellow("!")} ${waiting} run(s) of epoch ${e.epoch} wait: no live worker runs it (start one whose build supports it)\n`,
+      );
+  }
   return 0;
 }
+
+/** Open runs that need a worker of their epoch to go on (a quarantined run waits for an operator). */
+const needWorker = (e: { runs: { open: number; byStatus: Record<string, number> } }) =>
+  e.runs.open - (e.runs.byStatus.quarantined ?? 0);
 
 const visible = (text: string) => text.replace(/\u001b\[\d+m/g, "").length;

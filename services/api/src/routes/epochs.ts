@@ -1,11 +1,12 @@
+import { PRESENCE_LIVE_MS } from "@rewind/executor";
 import { CURRENT_EPOCH, EPOCHS, SUPPORTED_EPOCHS } from "@rewind/sandbox";
 import type { z } from "zod";
 import { EpochList, type EpochView } from "../quarantine-schemas.js";
 import { defineRoute } from "../route.js";
 
 /**
- * The determinism epochs this build knows and supports, with the namespace's live runs on each:
- * which epochs still need workers, and which runs wait for workers that no longer run.
+ * The determinism epochs this build knows and supports, with the namespace's live runs on each and
+ * the live workers that run it: which epochs still need workers, and which runs wait for one.
  */
 export const listEpochs = defineRoute({
   method: "GET",
@@ -16,7 +17,11 @@ export const listEpochs = defineRoute({
   responses: { 200: { description: "The epochs, oldest first", schema: EpochList } },
   errors: [401, 503],
   async handle({ namespace }, ctx) {
-    const counts = await ctx.store.openRunsByEpoch(namespace);
+    const [counts, live] = await Promise.all([
+      ctx.store.openRunsByEpoch(namespace),
+      ctx.store.liveWorkers(PRESENCE_LIVE_MS),
+    ]);
+    const workers = (epoch: number) => live.filter((w) => w.epochs.includes(epoch)).length;
     const runs = new Map<number, z.input<typeof EpochView>["runs"]>();
     for (const { epoch, status, runs: n } of counts) {
       const entry = runs.get(epoch) ?? { open: 0, byStatus: {} };
@@ -35,11 +40,19 @@ export const listEpochs = defineRoute({
       matchingDigest: release.matchingDigest,
       notes: release.notes,
       runs: runs.get(release.epoch) ?? { open: 0, byStatus: {} },
+      workers: workers(release.epoch),
     }));
     // Runs on an epoch this build has never heard of (a newer build made them): say so.
-    for (const [epoch, live] of runs)
+    for (const [epoch, open] of runs)
       if (!EPOCHS.some((release) => release.epoch === epoch))
-        epochs.push({ epoch, known: false, supported: false, current: false, runs: live });
+        epochs.push({
+          epoch,
+          known: false,
+          supported: false,
+          current: false,
+          runs: open,
+          workers: workers(epoch),
+        });
     epochs.sort((a, b) => a.epoch - b.epoch);
     return { current: CURRENT_EPOCH, epochs } satisfies z.input<typeof EpochList>;
   },
