@@ -5,6 +5,12 @@ export interface Activation {
   epoch: number;
   /** The worker holding the run hot (its lease owner), if any: its next activation goes there. */
   holder?: string;
+  /**
+   * How many times the run's lease was taken when it was rung: rings of one generation collapse
+   * into one activation, and a later generation's ring is never swallowed by an activation a
+   * dead worker left behind in the queue.
+   */
+  leases?: number;
 }
 
 export interface ConsumeOptions {

@@ -65,19 +65,25 @@ export class BullMqQueue implements ActivationQueue {
     );
   }
 
-  async ring({ runId, epoch, holder }: Activation): Promise<void> {
+  async ring({ runId, epoch, holder, leases }: Activation): Promise<void> {
     const queue = this.queue(epoch);
     const once = { removeOnComplete: true, removeOnFail: true };
+    // Duplicate rings share a job id and collapse. The id names the lease generation: a worker
+    // killed mid-activation leaves its job active (locked) until BullMQ finds it stalled, and a
+    // ring of the next generation must not wait behind it.
+    const jobId = leases === undefined ? runId : `${runId}.${leases}`;
     if (holder !== undefined) {
+      const fallback = fallbackId(jobId);
       await queue.add(
         "activate",
         { runId },
-        { ...once, jobId: fallbackId(runId), delay: this.stickyTimeoutMs },
+        { ...once, jobId: fallback, delay: this.stickyTimeoutMs },
       );
-      if ((await this.connection.publish(this.channel(holder), runId)) > 0) return;
-      await queue.remove(fallbackId(runId)); // no one listens there: the holder is gone
+      const message = JSON.stringify({ runId, fallback } satisfies StickyMessage);
+      if ((await this.connection.publish(this.channel(holder), message)) > 0) return;
+      await queue.remove(fallback); // no one listens there: the holder is gone
     }
-    await queue.add("activate", { runId }, { ...once, jobId: runId });
+    await queue.add("activate", { runId }, { ...once, jobId });
   }
 
   consume(handler: (runId: string) => Promise<void>, options: ConsumeOptions = {}): void {
@@ -102,10 +108,10 @@ export class BullMqQueue implements ActivationQueue {
     this.subscriber = this.connection.duplicate();
     this.subscriber.on("error", () => {}); // reconnects by itself; fallbacks cover lost messages
     void this.subscriber.subscribe(this.channel(options.holder)).catch(() => {});
-    this.subscriber.on("message", (_channel: string, runId: string) => {
+    this.subscriber.on("message", (_channel: string, text: string) => {
+      const { runId, fallback } = JSON.parse(text) as StickyMessage;
       // Taken here: the fallback is not needed (if it already started elsewhere, the lease decides).
-      for (const queue of this.queues.values())
-        void queue.remove(fallbackId(runId)).catch(() => {});
+      for (const queue of this.queues.values()) void queue.remove(fallback).catch(() => {});
       void handler(runId).catch(() => {});
     });
   }
@@ -141,8 +147,14 @@ function queueName(epoch: number): string {
   return `activations-epoch-${epoch}`;
 }
 
-function fallbackId(runId: string): string {
-  return `${runId}.sticky-fallback`;
+function fallbackId(jobId: string): string {
+  return `${jobId}.sticky-fallback`;
+}
+
+/** What a ring publishes on its holder's channel: the run, and the fallback job to cancel. */
+interface StickyMessage {
+  runId: string;
+  fallback: string;
 }
 
 /** Refuses a Redis that may evict keys: a lost job is a lost ring, silently. */

@@ -113,6 +113,39 @@ describe("the BullMQ queue on a real Redis", () => {
     await Promise.all([api.close(), other.close()]);
   });
 
+  it("never lets an activation a dead worker left behind swallow the ring of the run's next lease", async () => {
+    const p = `${prefix}-generations`;
+    const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    // A worker takes the activation and dies in it: its job stays active (locked) for a while.
+    const dead = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    let taken = 0;
+    let release = () => {};
+    const hung = new Promise<void>((resolve) => (release = resolve));
+    dead.consume(
+      () => {
+        taken++;
+        return hung; // does not end, as a killed process's activation would not
+      },
+      { concurrency: 1 },
+    );
+    await api.ring({ runId: "run-g", epoch: 1, leases: 0 });
+    await until(() => taken === 1);
+    const alive = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const seen: string[] = [];
+    alive.consume(async (runId) => void seen.push(runId));
+    // A ring of the same generation is a duplicate of the active job: it collapses into it.
+    await api.ring({ runId: "run-g", epoch: 1, leases: 0 });
+    await pause(300);
+    expect(seen).toEqual([]);
+    // The dead worker had taken the lease (1): the reconciler's ring is a new activation.
+    await api.ring({ runId: "run-g", epoch: 1, leases: 1 });
+    await until(() => seen.length === 1);
+    expect(seen).toEqual(["run-g"]);
+    expect(taken).toBe(1);
+    release();
+    await Promise.all([api.close(), alive.close(), dead.close()]);
+  });
+
   it("refuses a Redis that may evict keys, saying how to fix it", async () => {
     const [, policy] = (await admin.config("GET", "maxmemory-policy")) as string[];
     await admin.config("SET", "maxmemory-policy", "allkeys-lru");

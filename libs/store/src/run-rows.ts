@@ -18,6 +18,7 @@ export async function toRecord(
     epoch: row.epoch,
     status: row.status as RunStatus,
     lastSeq,
+    leases: row.leaseToken,
     ttlMs: row.ttlMs,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

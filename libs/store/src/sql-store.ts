@@ -355,14 +355,21 @@ export class SqlStore implements Store {
 
   async routes(runIds: readonly string[]): Promise<RunRoute[]> {
     if (runIds.length === 0) return [];
-    const rows = await this.sql.query<{ id: string; epoch: number; holder: string | null }>(
-      `SELECT id, epoch, CASE WHEN lease_expires_at > now() THEN lease_owner END AS holder
+    const rows = await this.sql.query<{
+      id: string;
+      epoch: number;
+      holder: string | null;
+      leases: string;
+    }>(
+      `SELECT id, epoch, CASE WHEN lease_expires_at > now() THEN lease_owner END AS holder,
+              lease_token AS leases
          FROM rw_runs WHERE id = ANY($1)`,
       [runIds],
     );
     return rows.map((row) => ({
       runId: row.id,
       epoch: row.epoch,
+      leases: Number(row.leases),
       ...(row.holder !== null ? { holder: row.holder } : {}),
     }));
   }

@@ -37,6 +37,8 @@ export interface RunRecord {
   expiresAt?: Date;
   /** The owner of a live lease on the run (a worker holding it hot), if any. */
   holder?: string;
+  /** How many times a worker took the run's lease (its lease token): see RunRoute.leases. */
+  leases: number;
 }
 
 /** Where a run's next activation should go: its epoch's queue, or the worker holding it hot. */
@@ -44,6 +46,12 @@ export interface RunRoute {
   runId: string;
   epoch: number;
   holder?: string;
+  /**
+   * How many times a worker took the run's lease when it was rung. Rings of one generation are
+   * one activation; a ring after the run changed hands is a new one, not a duplicate of the
+   * activation a dead worker left behind (its queue may hold that one for a while).
+   */
+  leases?: number;
 }
 
 /** The right to append to one run's journal: held by one owner; the token fences stale owners. */

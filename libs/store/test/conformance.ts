@@ -250,7 +250,9 @@ export function conformance(name: string, backend: Backend): void {
           { lease, afterSeq: 1, entries: [end], status: "completed", releaseLease: true },
         ]),
       ).toEqual(["ok"]);
-      expect(await store.routes([entry.runId])).toEqual([{ runId: entry.runId, epoch: 1 }]);
+      expect(await store.routes([entry.runId])).toEqual([
+        { runId: entry.runId, epoch: 1, leases: 1 },
+      ]);
       const row = await sql.query<{ lease_owner: string | null }>(
         "SELECT lease_owner FROM rw_runs WHERE id = $1",
         [entry.runId],
@@ -455,8 +457,9 @@ export function conformance(name: string, backend: Backend): void {
 
     it("routes a run to its live lease holder, and finds runs no live owner is moving", async () => {
       const { entry, lease } = await newRun({ epoch: 7 });
+      // With how many times its lease was taken: a ring of a later generation is a new job.
       expect(await store.routes([entry.runId])).toEqual([
-        { runId: entry.runId, epoch: 7, holder: "owner-a" },
+        { runId: entry.runId, epoch: 7, holder: "owner-a", leases: 1 },
       ]);
       expect((await store.getRun(entry.runId))!.holder).toBe("owner-a");
       expect(await store.strandedRuns(10_000, { idleMs: 0, unstartedMs: 0 })).not.toContain(
@@ -465,7 +468,9 @@ export function conformance(name: string, backend: Backend): void {
       // Its owner dies: the lease runs out, and the run is stranded (routed to anyone).
       const short = (await store.acquireLease(entry.runId, "owner-a", 1))!;
       await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await store.routes([entry.runId])).toEqual([{ runId: entry.runId, epoch: 7 }]);
+      expect(await store.routes([entry.runId])).toEqual([
+        { runId: entry.runId, epoch: 7, leases: 2 },
+      ]);
       expect((await store.getRun(entry.runId))!.holder).toBeUndefined();
       expect(await store.strandedRuns(10_000, { idleMs: 0, unstartedMs: 0 })).toContain(
         entry.runId,

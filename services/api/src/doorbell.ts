@@ -15,6 +15,8 @@ export interface RunRoute {
   runId: string;
   epoch: number;
   holder?: string;
+  /** How many times the run's lease was taken: see @rewind/queue's Activation.leases. */
+  leases?: number;
 }
 
 /** Rings for a run whose change is already stored; a failing doorbell never fails the request. */
@@ -33,6 +35,7 @@ export function routeOf(run: RunRecord): RunRoute {
   return {
     runId: run.id,
     epoch: run.epoch,
+    leases: run.leases,
     ...(run.holder !== undefined ? { holder: run.holder } : {}),
   };
 }

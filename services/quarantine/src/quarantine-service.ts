@@ -5,7 +5,7 @@ import { metrics } from "@rewind/telemetry";
 
 /** Where a released run's activation goes: its (new) epoch's workers. */
 export interface ReleaseDoorbell {
-  ring(route: { runId: string; epoch: number }): void | Promise<void>;
+  ring(route: { runId: string; epoch: number; leases?: number }): void | Promise<void>;
 }
 
 export interface QuarantineServiceOptions {
@@ -189,11 +189,12 @@ export class QuarantineService {
       this.log(`quarantine: run ${run.id} released by ${first.by} onto epoch ${epoch}`);
       await store.releaseLease(lease).catch(() => {});
       // epoch routing: the run's row names its new epoch, so the ring goes to those workers.
-      await Promise.resolve(this.options.doorbell.ring({ runId: run.id, epoch })).catch(
-        (error: unknown) =>
-          this.log(
-            `quarantine: the doorbell failed for ${run.id} (the reconciler rings it again): ${(error as Error).message}`,
-          ),
+      await Promise.resolve(
+        this.options.doorbell.ring({ runId: run.id, epoch, leases: lease.token }),
+      ).catch((error: unknown) =>
+        this.log(
+          `quarantine: the doorbell failed for ${run.id} (the reconciler rings it again): ${(error as Error).message}`,
+        ),
       );
       return true;
     }

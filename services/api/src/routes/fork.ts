@@ -59,7 +59,7 @@ export const forkRun = defineRoute({
       return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;
     }
     await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
-    await ring(ctx, { runId: started.runId, epoch: started.epoch });
+    await ring(ctx, { runId: started.runId, epoch: started.epoch, leases: 0 });
     void reply.code(201).header("Location", `/v1/runs/${started.runId}`);
     return {
       id: started.runId,

@@ -51,7 +51,7 @@ export const createRun = defineRoute({
     };
     await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
     // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
-    await ring(ctx, { runId, epoch: started.epoch });
+    await ring(ctx, { runId, epoch: started.epoch, leases: 0 }); // never taken yet
     void reply.code(201).header("Location", `/v1/runs/${runId}`);
     return { id: runId, status: "queued", scriptHash } satisfies z.input<typeof CreatedRun>;
   },
