@@ -65,11 +65,13 @@ export async function load(
   ttlMs: number,
   options: LeaseOptions,
 ): Promise<LoadedRun | undefined> {
-  const rows = await sql.query<{
+  // Prepared once per connection: every cold load (a new run's first activation) sends it.
+  const { rows } = await sql.execute<{
     run: Record<string, unknown>;
     journal: EntryRow[];
     inbox: { id: number; kind: "signal" | "cancel"; name: string | null; payload_ref: string }[];
   }>(
+    "rw_load_run",
     `WITH run AS (${TAKE_LEASE} RETURNING rw_runs.*)
      SELECT to_jsonb(run) AS run,
             (SELECT coalesce(jsonb_agg(jsonb_build_object('seq', j.seq, 'kind', j.kind, 'at', j.at,

@@ -271,7 +271,8 @@ export class SqlStore implements Store {
       const batch = [];
       for (const { append } of other)
         batch.push(await encodeAppend(append, (v) => this.values.prepare(v)));
-      const rows = await this.sql.query<{ results: AppendOutcome[] }>(
+      const { rows } = await this.sql.execute<{ results: AppendOutcome[] }>(
+        "rw_commit",
         "SELECT rw_commit($1::jsonb) AS results",
         [JSON.stringify(batch)],
       );
