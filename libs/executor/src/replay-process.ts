@@ -32,7 +32,6 @@ export type HostRequest =
 export type HostReply = { id: number } & ({ ok: ReplayCheck | ForkPreview } | { error: ErrorData });
 
 interface Pending {
-  kind: "check" | "preview-fork";
   resolve(value: ReplayCheck | ForkPreview): void;
   reject(error: unknown): void;
 }
@@ -91,7 +90,7 @@ export class ReplayProcess implements ReplayChecks {
     const id = this.nextId++;
     try {
       const outcome = await new Promise<ReplayCheck | ForkPreview>((resolve, reject) => {
-        this.pending.set(id, { kind: request.kind, resolve, reject });
+        this.pending.set(id, { resolve, reject });
         this.host().send({ ...request, id } satisfies HostRequest);
       });
       const result =
