@@ -71,7 +71,7 @@ export async function commitPlainSteps(
     ).rows;
   } catch (error) {
     // Another owner appended after the same seq first: that run's step is refused. The key
-    // failed the whole statement, so each run goes in on its own (one alone: it was the one).
+    // failed the whole statement, so each run goes in on its own.
     if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
     const outcomes: AppendOutcome[] = [];
     for (const step of steps) outcomes.push(await commitPlainStep(sql, step.append, step.rows));
