@@ -1,7 +1,13 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
-import { RewindError, isErrorCode, type JournalEntry, type RunStartedEntry } from "@rewind/core";
+import {
+  RewindError,
+  isErrorCode,
+  type ErrorData,
+  type JournalEntry,
+  type RunStartedEntry,
+} from "@rewind/core";
 import type { CompiledScript } from "@rewind/sandbox";
 import { metrics } from "@rewind/telemetry";
 import type { ForkPreview } from "./fork-preview.js";
@@ -112,23 +118,37 @@ export class ReplayPool implements ReplayChecks {
     await this.pool.destroy();
   }
 
-  private async run<T>(task: ReplayTask): Promise<T> {
-    const stop = metrics.replayCheckSeconds.startTimer({ kind: task.kind });
-    let outcome: ReplayOutcome<ReplayCheck | ForkPreview>;
-    try {
-      outcome = await this.pool.run(task);
-    } finally {
-      stop();
-    }
-    if ("ok" in outcome) {
-      const result = "matches" in outcome.ok ? (outcome.ok.matches ? "match" : "divergence") : "ok";
-      metrics.replayChecks.inc({ kind: task.kind, outcome: result });
-      return outcome.ok as T;
-    }
-    metrics.replayChecks.inc({ kind: task.kind, outcome: "error" });
-    const { code, message } = outcome.error;
-    throw new RewindError(isErrorCode(code) ? code : "SANDBOX_ERROR", message);
+  private run<T extends ReplayCheck | ForkPreview>(task: ReplayTask): Promise<T> {
+    return measured(task.kind, async () => {
+      const outcome = await this.pool.run(task);
+      if ("ok" in outcome) return outcome.ok as T;
+      throw errorFrom(outcome.error);
+    });
   }
+}
+
+/** Times a check and counts it by outcome (rewind_replay_*), in whichever pool runs it. */
+export async function measured<T extends ReplayCheck | ForkPreview>(
+  kind: ReplayTask["kind"],
+  check: () => Promise<T>,
+): Promise<T> {
+  const stop = metrics.replayCheckSeconds.startTimer({ kind });
+  try {
+    const outcome = await check();
+    const result = "matches" in outcome ? (outcome.matches ? "match" : "divergence") : "ok";
+    metrics.replayChecks.inc({ kind, outcome: result });
+    return outcome;
+  } catch (error) {
+    metrics.replayChecks.inc({ kind, outcome: "error" });
+    throw error;
+  } finally {
+    stop();
+  }
+}
+
+/** An error that crossed a thread or process boundary as data, as the error it was. */
+export function errorFrom({ code, message }: ErrorData): RewindError {
+  return new RewindError(isErrorCode(code) ? code : "SANDBOX_ERROR", message);
 }
 
 /** Only the fields a check needs: a stored script may carry more (dates, a namespace). */

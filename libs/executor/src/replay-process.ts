@@ -1,17 +1,16 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import {
-  RewindError,
-  isErrorCode,
-  type ErrorData,
-  type JournalEntry,
-  type RunStartedEntry,
-} from "@rewind/core";
+import { RewindError, type ErrorData, type JournalEntry, type RunStartedEntry } from "@rewind/core";
 import type { CompiledScript } from "@rewind/sandbox";
-import { metrics } from "@rewind/telemetry";
 import type { ForkPreview } from "./fork-preview.js";
 import type { ReplayCheck } from "./replay-check.js";
-import { plain, type ReplayChecks, type ReplayPoolOptions } from "./replay-pool.js";
+import {
+  errorFrom,
+  measured,
+  plain,
+  type ReplayChecks,
+  type ReplayPoolOptions,
+} from "./replay-pool.js";
 
 /** A check the parent asks replay-host for. */
 type Question =
@@ -86,23 +85,15 @@ export class ReplayProcess implements ReplayChecks {
   private async ask(request: Question): Promise<ReplayCheck | ForkPreview> {
     if (this.closed)
       throw new RewindError("UNAVAILABLE", "The replay checks are closed: the server is stopping");
-    const stop = metrics.replayCheckSeconds.startTimer({ kind: request.kind });
     const id = this.nextId++;
-    try {
-      const outcome = await new Promise<ReplayCheck | ForkPreview>((resolve, reject) => {
-        this.pending.set(id, { resolve, reject });
-        this.host().send({ ...request, id } satisfies HostRequest);
-      });
-      const result =
-        "matches" in outcome ? (outcome.matches ? "match" : "divergence") : ("ok" as const);
-      metrics.replayChecks.inc({ kind: request.kind, outcome: result });
-      return outcome;
-    } catch (error) {
-      metrics.replayChecks.inc({ kind: request.kind, outcome: "error" });
-      throw error;
-    } finally {
-      stop();
-    }
+    return measured(
+      request.kind,
+      () =>
+        new Promise<ReplayCheck | ForkPreview>((resolve, reject) => {
+          this.pending.set(id, { resolve, reject });
+          this.host().send({ ...request, id } satisfies HostRequest);
+        }),
+    );
   }
 
   /** The child, started on first use and again after one ended. */
@@ -138,10 +129,7 @@ export class ReplayProcess implements ReplayChecks {
     if (waiting === undefined) return;
     this.pending.delete(reply.id);
     if ("ok" in reply) waiting.resolve(reply.ok);
-    else {
-      const { code, message } = reply.error;
-      waiting.reject(new RewindError(isErrorCode(code) ? code : "SANDBOX_ERROR", message));
-    }
+    else waiting.reject(errorFrom(reply.error));
   }
 
   /** The child ended: what it had in flight fails, saying why; the next check starts another. */
