@@ -77,4 +77,6 @@ export interface EpochView {
   runs: { open: number; byStatus: Record<string, number> };
   /** Workers alive that run the epoch: with none, its runs wait for one. */
   workers: number;
+  /** Open runs (quarantined ones aside) waiting for a worker of the epoch: none is alive. */
+  waiting: number;
 }

@@ -139,6 +139,10 @@ export const EpochView = z.object({
     description:
       "Workers alive that run the epoch (seen in the last 15 s). With none, its runs wait for one",
   }),
+  waiting: z.number().int().meta({
+    description:
+      "Open runs (quarantined ones aside) that wait for a worker: those of an epoch no live worker runs",
+  }),
 });
 
 export const EpochList = z.object({ current: z.number().int(), epochs: z.array(EpochView) });

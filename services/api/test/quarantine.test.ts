@@ -229,9 +229,13 @@ describe("quarantine endpoints", () => {
     expect(other.json().epochs[0].runs).toEqual({ open: 0, byStatus: {} });
     // Workers alive that run it: none here until one says so, then one (not an old one).
     expect(one.workers).toBe(0);
+    // With none, its open runs wait for one, quarantined ones aside (they wait for an operator).
+    expect(one.waiting).toBe(one.runs.open - one.runs.byStatus.quarantined);
     await h.store.workerSeen("api-test-worker", [1]);
     const seen = await h.app.inject({ method: "GET", url: "/v1/epochs", headers: h.auth });
-    expect(seen.json().epochs.find((e: { epoch: number }) => e.epoch === 1).workers).toBe(1);
+    const epoch1 = seen.json().epochs.find((e: { epoch: number }) => e.epoch === 1);
+    expect(epoch1.workers).toBe(1);
+    expect(epoch1.waiting).toBe(0);
     await h.store.workerGone("api-test-worker");
   });
 });

@@ -13,6 +13,7 @@ export interface EpochView {
   environment?: { v8: string; isolatedVm: string };
   runs: { open: number; byStatus: Record<string, number> };
   workers: number;
+  waiting: number;
 }
 
 export interface EpochList {

@@ -24,14 +24,9 @@ export function renderStatuses(list: EpochList): void {
   );
 }
 
-/** Open runs that need a worker of their epoch to go on (a quarantined run waits for an operator). */
-const needWorker = (epoch: EpochView) => epoch.runs.open - (epoch.runs.byStatus.quarantined ?? 0);
-/** Runs of an epoch no live worker runs: they wait in their epoch's queue until one does. */
-const waiting = (epoch: EpochView) => (epoch.workers === 0 ? needWorker(epoch) : 0);
-
 /** One row per epoch, with its live workers; an epoch whose runs wait for one is highlighted. */
 export function renderEpochs(list: EpochList): void {
-  const stranded = list.epochs.filter((epoch) => waiting(epoch) > 0);
+  const stranded = list.epochs.filter((epoch) => epoch.waiting > 0);
   const warning = byId("epochs-waiting");
   warning.hidden = stranded.length === 0;
   fill(
@@ -39,7 +34,7 @@ export function renderEpochs(list: EpochList): void {
     stranded
       .map(
         (e) =>
-          `${plural(waiting(e), "run")} ${waiting(e) === 1 ? "waits" : "wait"} for a worker of epoch ${e.epoch}`,
+          `${plural(e.waiting, "run")} ${e.waiting === 1 ? "waits" : "wait"} for a worker of epoch ${e.epoch}`,
       )
       .join("; "),
     stranded.length > 0
@@ -51,7 +46,7 @@ export function renderEpochs(list: EpochList): void {
 }
 
 function epochRow(epoch: EpochView): HTMLTableRowElement {
-  const stuck = waiting(epoch) > 0;
+  const stuck = epoch.waiting > 0;
   const byStatus = Object.entries(epoch.runs.byStatus)
     .map(([status, runs]) => `${status} ${runs}`)
     .join(" · ");

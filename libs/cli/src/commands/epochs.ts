@@ -33,18 +33,12 @@ export async function epochsCommand(options: { json?: boolean }): Promise<number
       .join("  ")
       .trimEnd();
   process.stdout.write(`${[dim(line(header)), ...rows.map(line)].join("\n")}\n`);
-  for (const e of epochs) {
-    const waiting = needWorker(e);
-    if (e.workers === 0 && waiting > 0)
+  for (const e of epochs)
+    if (e.waiting > 0)
       process.stdout.write(
-        `${yellow("!")} ${waiting} run(s) of epoch ${e.epoch} wait: no live worker runs it (start one whose build supports it)\n`,
+        `${yellow("!")} ${e.waiting} run(s) of epoch ${e.epoch} wait: no live worker runs it (start one whose build supports it)\n`,
       );
-  }
   return 0;
 }
-
-/** Open runs that need a worker of their epoch to go on (a quarantined run waits for an operator). */
-const needWorker = (e: { runs: { open: number; byStatus: Record<string, number> } }) =>
-  e.runs.open - (e.runs.byStatus.quarantined ?? 0);
 
 const visible = (text: string) => text.replace(/\u001b\[\d+m/g, "").length;

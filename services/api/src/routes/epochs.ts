@@ -21,7 +21,6 @@ export const listEpochs = defineRoute({
       ctx.store.openRunsByEpoch(namespace),
       ctx.store.liveWorkers(PRESENCE_LIVE_MS),
     ]);
-    const workers = (epoch: number) => live.filter((w) => w.epochs.includes(epoch)).length;
     const runs = new Map<number, z.input<typeof EpochView>["runs"]>();
     for (const { epoch, status, runs: n } of counts) {
       const entry = runs.get(epoch) ?? { open: 0, byStatus: {} };
@@ -29,6 +28,14 @@ export const listEpochs = defineRoute({
       entry.byStatus[status] = n;
       runs.set(epoch, entry);
     }
+    // Its live workers, and the open runs that wait for one (a quarantined run waits for an
+    // operator instead).
+    const liveness = (epoch: number) => {
+      const workers = live.filter((w) => w.epochs.includes(epoch)).length;
+      const open = runs.get(epoch) ?? { open: 0, byStatus: {} };
+      const needWorker = open.open - (open.byStatus.quarantined ?? 0);
+      return { workers, waiting: workers === 0 ? needWorker : 0 };
+    };
     const epochs: z.input<typeof EpochView>[] = EPOCHS.map((release) => ({
       epoch: release.epoch,
       known: true,
@@ -40,7 +47,7 @@ export const listEpochs = defineRoute({
       matchingDigest: release.matchingDigest,
       notes: release.notes,
       runs: runs.get(release.epoch) ?? { open: 0, byStatus: {} },
-      workers: workers(release.epoch),
+      ...liveness(release.epoch),
     }));
     // Runs on an epoch this build has never heard of (a newer build made them): say so.
     for (const [epoch, open] of runs)
@@ -51,7 +58,7 @@ export const listEpochs = defineRoute({
           supported: false,
           current: false,
           runs: open,
-          workers: workers(epoch),
+          ...liveness(epoch),
         });
     epochs.sort((a, b) => a.epoch - b.epoch);
     return { current: CURRENT_EPOCH, epochs } satisfies z.input<typeof EpochList>;
