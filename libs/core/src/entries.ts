@@ -180,13 +180,33 @@ const FIELD_ORDER = [
   "by",
 ];
 const RANK = new Map(FIELD_ORDER.map((field, i) => [field, i]));
+const LEADING = new Set(["seq", "kind", "at", "callsite"]);
+
+/**
+ * The kind's own fields of an entry of this shape (its keys, in their order), sorted. Entries
+ * come in a few shapes, so the sort runs once per shape, not once per entry on the hot path.
+ */
+const orders = new Map<string, readonly string[]>();
+function fieldOrder(keys: string[]): readonly string[] {
+  const shape = JSON.stringify(keys); // unambiguous, whatever a key holds
+  let order = orders.get(shape);
+  if (order === undefined) {
+    order = keys
+      // Names an object inherits (`__proto__`, `constructor`, …) are no entry's fields: skipped,
+      // so a journal read back can never set the entry's prototype.
+      .filter((k) => !LEADING.has(k) && !(k in Object.prototype))
+      .sort((a, b) => (RANK.get(a) ?? 99) - (RANK.get(b) ?? 99) || (a < b ? -1 : 1));
+    // Shapes come from code, but a journal read back may carry anything: the memo stays bounded.
+    if (orders.size < 256) orders.set(shape, order);
+  }
+  return order;
+}
 
 export function orderEntry<T extends JournalEntry>(entry: T): T {
   const source = entry as unknown as Record<string, unknown>;
   const ordered: Record<string, unknown> = { seq: source.seq, kind: source.kind, at: source.at };
   if (source.callsite !== undefined) ordered.callsite = source.callsite;
-  const rest = Object.keys(source).filter((k) => !(k in ordered) && k !== "callsite");
-  rest.sort((a, b) => (RANK.get(a) ?? 99) - (RANK.get(b) ?? 99) || (a < b ? -1 : 1));
-  for (const key of rest) if (source[key] !== undefined) ordered[key] = source[key];
+  for (const key of fieldOrder(Object.keys(source)))
+    if (source[key] !== undefined) ordered[key] = source[key];
   return ordered as unknown as T;
 }

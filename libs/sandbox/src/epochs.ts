@@ -64,7 +64,10 @@ export const EPOCHS: readonly EpochRelease[] = [
     // Updated on purpose from sha256:747b7086…: the error table gained GIVEN_UP. The engine reads
     // that table only for RewindError.retryable, never to match or write entries: replays of
     // epoch 1 are unaffected (the corpus replays byte for byte).
-    matchingDigest: "sha256:8a70737d98bef7884dd4eb2e8c127ce3d60afeb57d5143325d0b3cd2bc015423",
+    // Then from sha256:8a70737d…: orderEntry remembers each entry shape's key order instead of
+    // sorting every entry's keys; the order is the same (libs/core/src/entries.test.ts checks it
+    // against the sort it replaced), and the corpus replays byte for byte.
+    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
     replay: {
       timeZone: "UTC",
       defaultLocale: "en-US",

@@ -18,6 +18,7 @@ import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rew
 import { invokeTool } from "../invoke.js";
 import { crashLoop, toolNotFound, unsafeToRepeat } from "../verdicts.js";
 import { metrics } from "@rewind/telemetry";
+import { countLater } from "./count-later.js";
 import { GroupCommitter } from "./group-commit.js";
 import {
   buildVersion,
@@ -128,7 +129,8 @@ export class Executor {
   private async process(runId: string): Promise<void> {
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
     let run = this.hot.get(runId);
-    metrics.activations.inc({ kind: run === undefined ? "cold" : "hot" });
+    const kind = run === undefined ? "cold" : "hot";
+    countLater(() => metrics.activations.inc({ kind }));
     if (run === undefined) {
       const started = performance.now();
       // The load reads the inbox as it is now; a ring from here on marks it to be read again.
@@ -368,12 +370,14 @@ export class Executor {
       this.drop(run);
       throw error;
     }
-    metrics.commits.inc({ outcome });
+    countLater(() => {
+      metrics.commits.inc({ outcome });
+      if (outcome === "ok") for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
+    });
     if (outcome === "lease_lost") {
       this.drop(run);
       return false;
     }
-    for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
     if (append.releaseLease === true) run.leaseReleased = true;
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the next lease starts the count again
@@ -449,7 +453,8 @@ export class Executor {
       maxValueBytes: this.maxValueBytes,
       backoff: (ms) => sleep(ms),
     }).then((outcome) => {
-      metrics.toolCalls.inc({ toolset: run.toolset, outcome: outcome.ok ? "ok" : "error" });
+      const result = outcome.ok ? "ok" : "error";
+      countLater(() => metrics.toolCalls.inc({ toolset: run.toolset, outcome: result }));
       let current = run;
       while (current.successor !== undefined) current = current.successor; // rebuilt here
       if (current.dropped || this.hot.get(run.runId) !== current) {

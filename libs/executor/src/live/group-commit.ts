@@ -1,5 +1,6 @@
 import type { AppendOutcome, RunAppend, Store } from "@rewind/store";
 import { metrics } from "@rewind/telemetry";
+import { countLater } from "./count-later.js";
 
 interface Pending {
   append: RunAppend;
@@ -34,9 +35,10 @@ export class GroupCommitter {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
-          const timer = metrics.commitSeconds.startTimer();
+          const started = performance.now();
           const outcomes = await this.store.commit(batch.map((p) => p.append));
-          timer();
+          const seconds = (performance.now() - started) / 1000;
+          countLater(() => metrics.commitSeconds.observe(seconds));
           batch.forEach((p, i) => p.resolve(outcomes[i] ?? "lease_lost"));
         } catch (error) {
           if (batch.length === 1) batch[0]!.reject(error);
