@@ -165,4 +165,3 @@ export default async () => x;`,
     sliced.dispose();
   });
 });
-

@@ -56,7 +56,8 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
       // costs a hot tool call about 10 µs), then named: prepared once per connection.
       const query: pg.Query & { name?: string } = new pg.Query(text, params as unknown[]);
       query.name = name;
-      const result = (await pool.query(query)) as unknown as pg.QueryResult;
+      // Typed as returning the query itself; given no callback, the pool answers a promise.
+      const result = await (pool.query(query) as unknown as Promise<pg.QueryResult>);
       return { rows: result.rows as T[], count: result.rowCount ?? 0 };
     },
     async transaction<T>(body: (tx: SqlTx) => Promise<T>) {
