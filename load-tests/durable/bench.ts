@@ -1,6 +1,7 @@
 /**
  * Durable-execution benchmarks on a real Postgres server (a fresh database, dropped at the end):
- *   1. a tool call round trip in a hot run vs one bare INSERT+COMMIT (`calls`)
+ *   1. a tool call round trip in a hot run vs one bare INSERT+COMMIT (`calls`), and what a gap
+ *      of other work before a commit costs that commit on this machine (`gap`, information)
  *   2. cold replay of a run with 10,000 journaled calls, journal read from Postgres (`replay`)
  *   3. `rewind run examples/hello.ts --wait` against a running `rewind dev` (`cli`): dev on its
  *      embedded default (PGlite), then on Postgres (a second fresh database)
@@ -14,6 +15,7 @@ import { cliRun } from "./cli.js";
 import { coldReplay } from "./cold-replay.js";
 import { openBenchDatabase, type BenchDatabase } from "./db.js";
 import { groupCommit, hotCalls } from "./hot-run.js";
+import { idleGap } from "./idle-gap.js";
 
 const DEADLINE_MS = 170_000; // the whole benchmark must end by itself in under 3 minutes
 
@@ -25,6 +27,7 @@ console.log(
 
 const figures = {
   calls: (db: BenchDatabase) => hotCalls(report, db.store, db.client),
+  gap: (db: BenchDatabase) => idleGap(report, db.client),
   group: (db: BenchDatabase) => groupCommit(report, db.store),
   replay: (db: BenchDatabase) => coldReplay(report, db.store, db.client),
   cli: () => cliRun(report),

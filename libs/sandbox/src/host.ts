@@ -476,18 +476,27 @@ export class ScriptInstance {
     if (slice > 0 && ++this.sliced % 128 === 0)
       await new Promise((resolve) => setImmediate(resolve)); // let the loop breathe
     let batch = "[]";
-    const failure = await this.guard(async () => {
-      if (slice > 0) fn.applySync(undefined, [arg], { timeout: slice });
-      else if (this.sandbox.options.mode === "sync") fn.applySync(undefined, [arg], { timeout });
-      else await this.slot.busyWith(() => fn.apply(undefined, [arg], { timeout }));
-      // collect runs no code a script can reach: no time limit needed (and it saves a timer).
-      const collected = this.slot.use(
-        this.sandbox.options.mode,
-        () => this.collectFn.applySync(undefined, []),
-        () => this.collectFn.apply(undefined, []),
-      );
-      batch = typeof collected === "string" ? collected : await collected;
-    });
+    let failure: ErrorData | undefined;
+    if (slice > 0 || this.sandbox.options.mode === "sync") {
+      // The usual live path, a hot tool call's: two sync calls and not one promise between them.
+      try {
+        fn.applySync(undefined, [arg], { timeout: slice > 0 ? slice : timeout });
+        // collect runs no code a script can reach: no time limit needed (and it saves a timer).
+        batch = this.collectFn.applySync(undefined, []);
+      } catch (error) {
+        failure = this.failureOf(error);
+      }
+    } else {
+      failure = await this.guard(async () => {
+        await this.slot.busyWith(() => fn.apply(undefined, [arg], { timeout }));
+        const collected = this.slot.use(
+          "async",
+          () => this.collectFn.applySync(undefined, []),
+          () => this.collectFn.apply(undefined, []),
+        );
+        batch = typeof collected === "string" ? collected : await collected;
+      });
+    }
     if (failure !== undefined) {
       this.throwIfSliceRanOut(slice, failure);
       return [{ type: "fail", error: failure }];
@@ -534,49 +543,54 @@ export class ScriptInstance {
       await body();
       return undefined;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (this.slot.isolate.isDisposed) {
-        this.sandbox.lost(this.slot);
-        this.state = "ended";
-        return {
-          name: "RewindError",
-          code: "MEMORY_LIMIT",
-          message:
-            `The run used more than the sandbox's memory limit of ${this.sandbox.options.memoryLimitMb} MiB ` +
-            `and was stopped: keep less data in memory, or raise the limit`,
-        };
-      }
-      this.end();
-      if (/timed out/i.test(message)) {
-        return {
-          name: "RewindError",
-          code: "CPU_LIMIT",
-          message:
-            `The script ran for more than ${this.sandbox.options.cpuLimitMs} ms without awaiting ` +
-            `anything and was stopped: look for an endless loop, or split the work across awaits`,
-        };
-      }
-      if (
-        /isolate|disposed|released/i.test(message) &&
-        !(error instanceof Error && error.stack?.includes(SCRIPT_FILE))
-      ) {
-        return {
-          name: "RewindError",
-          code: "SANDBOX_ERROR",
-          message: `The sandbox failed: ${message}`,
-        };
-      }
-      // Script code threw out of the isolate: an error at its top level, or a promise rejection
-      // nobody handled (which, as in Node, ends the program). The run fails; the host does not.
-      const thrown = error instanceof Error ? error : undefined;
-      const data: ErrorData = {
-        name: thrown?.name ?? "Error",
-        message: thrown === undefined ? `Uncaught ${String(error)}` : message,
-        code: "SCRIPT_ERROR",
-      };
-      if (thrown?.stack !== undefined) data.stack = this.mapper.stack(thrown.stack);
-      return data;
+      return this.failureOf(error);
     }
+  }
+
+  /** What a call into the guest that threw means for the run (and ends its sandbox). */
+  private failureOf(error: unknown): ErrorData {
+    const message = error instanceof Error ? error.message : String(error);
+    if (this.slot.isolate.isDisposed) {
+      this.sandbox.lost(this.slot);
+      this.state = "ended";
+      return {
+        name: "RewindError",
+        code: "MEMORY_LIMIT",
+        message:
+          `The run used more than the sandbox's memory limit of ${this.sandbox.options.memoryLimitMb} MiB ` +
+          `and was stopped: keep less data in memory, or raise the limit`,
+      };
+    }
+    this.end();
+    if (/timed out/i.test(message)) {
+      return {
+        name: "RewindError",
+        code: "CPU_LIMIT",
+        message:
+          `The script ran for more than ${this.sandbox.options.cpuLimitMs} ms without awaiting ` +
+          `anything and was stopped: look for an endless loop, or split the work across awaits`,
+      };
+    }
+    if (
+      /isolate|disposed|released/i.test(message) &&
+      !(error instanceof Error && error.stack?.includes(SCRIPT_FILE))
+    ) {
+      return {
+        name: "RewindError",
+        code: "SANDBOX_ERROR",
+        message: `The sandbox failed: ${message}`,
+      };
+    }
+    // Script code threw out of the isolate: an error at its top level, or a promise rejection
+    // nobody handled (which, as in Node, ends the program). The run fails; the host does not.
+    const thrown = error instanceof Error ? error : undefined;
+    const data: ErrorData = {
+      name: thrown?.name ?? "Error",
+      message: thrown === undefined ? `Uncaught ${String(error)}` : message,
+      code: "SCRIPT_ERROR",
+    };
+    if (thrown?.stack !== undefined) data.stack = this.mapper.stack(thrown.stack);
+    return data;
   }
 
   private end(): void {
