@@ -21,6 +21,7 @@ const HELLO = path.join(ROOT, "examples/hello.ts");
 // Referenced in place: it imports @rewind/sdk, which resolves from the repository's node_modules.
 const TOOLS = path.join(ROOT, "examples/tools.ts");
 const RUNS = 10;
+const UNCACHED_RUNS = 5;
 const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
 const TARGET_MS = 300;
 
@@ -94,7 +95,14 @@ async function devSession(label: string, databaseUrl: string | undefined) {
   const cwd = mkdtempSync(path.join(tmpdir(), "rewind-bench-dev-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, REWIND_URL: url, NO_COLOR: "1" };
+  // A compile cache of its own, empty: the first run compiles hello.ts, the timed ones reuse it.
+  const cache = path.join(cwd, "compile-cache");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    REWIND_URL: url,
+    NO_COLOR: "1",
+    REWIND_CACHE_DIR: cache,
+  };
   delete env.REWIND_TOKEN; // the CLI reads ./.rewind/token, as a user beside `rewind dev` would
   delete env.DATABASE_URL;
   if (databaseUrl !== undefined) env.DATABASE_URL = databaseUrl;
@@ -120,6 +128,10 @@ async function devSession(label: string, databaseUrl: string | undefined) {
         throw new Error(`rewind run failed (${done.code}):\n${done.stdout}${done.stderr}`);
       times.push(done.ms);
     }
+    // The same with the compile cache off: each run compiles hello.ts (loads esbuild, starts it).
+    const uncached: number[] = [];
+    for (let i = 0; i < UNCACHED_RUNS; i++)
+      uncached.push((await timed(args, cwd, { ...env, REWIND_CACHE_DIR: "" })).ms);
     const s = summarize(times);
     const p90 = percentile(times, 0.9);
     const server = await serverSide(url, cwd);
@@ -132,6 +144,11 @@ async function devSession(label: string, databaseUrl: string | undefined) {
       `  ${label}: median ${s.median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms, ` +
         `mean ${s.mean.toFixed(0)} ms, min ${s.min.toFixed(0)} ms, max ${s.max.toFixed(0)} ms`,
     );
+    const compiling = summarize(uncached).median;
+    console.log(
+      `  ${label}: with the compile cache off (REWIND_CACHE_DIR=""), median of ${UNCACHED_RUNS}: ` +
+        `${compiling.toFixed(0)} ms`,
+    );
     console.log(
       `  ${label}: the same run submitted in-process (SDK: POST /v1/runs, then journal long-polls ` +
         `until the end; no process start, no compile): median ${server.toFixed(1)} ms`,
@@ -140,7 +157,7 @@ async function devSession(label: string, databaseUrl: string | undefined) {
       `  ${label}: \`node -e "await fetch(healthz)"\` median ${exit.plain.toFixed(0)} ms; with ` +
         `--liftoff-only ${exit.liftoff.toFixed(0)} ms (exit waits for wasm tier-up of undici's parser)`,
     );
-    return { median: s.median, p90, min: s.min, server, exit };
+    return { median: s.median, p90, min: s.min, server, exit, compiling, first: first.ms };
   } finally {
     await stop(dev);
     rmSync(cwd, { recursive: true, force: true });
@@ -191,6 +208,23 @@ async function fetchExit(url: string): Promise<{ plain: number; liftoff: number 
   return { plain: summarize(plain).median, liftoff: summarize(liftoff).median };
 }
 
+/**
+ * What NODE_EXTRA_CA_CERTS (set in some environments, this one's included) costs each node
+ * process at start: node reads and parses that file before any code runs. Medians of 5, ms.
+ */
+async function extraCaCost(): Promise<{ with: number; without: number } | undefined> {
+  if (process.env.NODE_EXTRA_CA_CERTS === undefined) return undefined;
+  const bare = { ...process.env };
+  delete bare.NODE_EXTRA_CA_CERTS;
+  const withIt: number[] = [];
+  const without: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    withIt.push((await timed(["-e", "0"], tmpdir(), process.env)).ms);
+    without.push((await timed(["-e", "0"], tmpdir(), bare)).ms);
+  }
+  return { with: summarize(withIt).median, without: summarize(without).median };
+}
+
 /** Client-side floors (median of 5, ms): node starting the CLI; node compiling hello.ts as `run` does. */
 async function cliFloors(): Promise<{ help: number; compile: number }> {
   const cwd = tmpdir();
@@ -222,6 +256,13 @@ export async function cliRun(report: Report): Promise<void> {
     `  client floors: \`node main.js --help\` (node start + CLI) median ${floor.help.toFixed(0)} ms; ` +
       `node + compileScript(hello.ts) median ${floor.compile.toFixed(0)} ms`,
   );
+  const ca = await extraCaCost();
+  if (ca !== undefined) {
+    console.log(
+      `  NODE_EXTRA_CA_CERTS is set: \`node -e 0\` median ${ca.with.toFixed(0)} ms, ` +
+        `${ca.without.toFixed(0)} ms without it (every process here pays the difference)`,
+    );
+  }
   const embedded = await devSession("embedded (PGlite, the default)", undefined);
   // A fresh database of its own: `rewind dev` recovers every open run it finds at start-up, and
   // the other figures leave some (their drivers hold leases) in the shared one.
@@ -239,6 +280,10 @@ export async function cliRun(report: Report): Promise<void> {
     embedded.median <= TARGET_MS,
   );
   report.info("3. … embedded, p90", `${embedded.p90.toFixed(0)} ms`);
+  report.info(
+    "3. … embedded, first run / compile cache off",
+    `${embedded.first.toFixed(0)} / ${embedded.compiling.toFixed(0)} ms`,
+  );
   report.check(
     "3. rewind run --wait, dev on Postgres, median",
     `${postgres.median.toFixed(0)} ms`,
@@ -246,6 +291,10 @@ export async function cliRun(report: Report): Promise<void> {
     postgres.median <= TARGET_MS,
   );
   report.info("3. … Postgres, p90", `${postgres.p90.toFixed(0)} ms`);
+  report.info(
+    "3. … Postgres, first run / compile cache off",
+    `${postgres.first.toFixed(0)} / ${postgres.compiling.toFixed(0)} ms`,
+  );
   report.info("3. … embedded, server side (in-process SDK)", `${embedded.server.toFixed(1)} ms`);
   report.info("3. … Postgres, server side (in-process SDK)", `${postgres.server.toFixed(1)} ms`);
   report.info("3. floor: node + CLI --help, median", `${floor.help.toFixed(0)} ms`);
@@ -254,4 +303,9 @@ export async function cliRun(report: Report): Promise<void> {
     `${embedded.exit.plain.toFixed(0)} / ${embedded.exit.liftoff.toFixed(0)} ms`,
   );
   report.info("3. floor: node + compile hello.ts, median", `${floor.compile.toFixed(0)} ms`);
+  if (ca !== undefined)
+    report.info(
+      "3. node -e 0 with / without NODE_EXTRA_CA_CERTS",
+      `${ca.with.toFixed(0)} / ${ca.without.toFixed(0)} ms`,
+    );
 }

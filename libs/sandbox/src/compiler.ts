@@ -29,6 +29,13 @@ export default m;`;
  * compile error that says so.
  */
 export async function compileScript(input: ScriptSource): Promise<CompiledScript> {
+  return (await compileWithInputs(input)).script;
+}
+
+/** As compileScript, and the absolute paths of the files the bundle was built from. */
+export async function compileWithInputs(
+  input: ScriptSource,
+): Promise<{ script: CompiledScript; inputs: string[] }> {
   const entryFile = "file" in input ? path.resolve(input.file) : undefined;
   const resolveDir =
     entryFile !== undefined
@@ -58,6 +65,7 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
       sourceRoot: "",
       logLevel: "silent",
       legalComments: "none",
+      metafile: true,
       plugins: [
         {
           name: "rewind",
@@ -107,7 +115,14 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
   // The sourceMappingURL comment names a file that does not exist in the sandbox: drop it.
   const cleanCode = code.replace(/\n\/\/# sourceMappingURL=.*\n?$/, "\n");
   const hash = `sha256:${createHash("sha256").update(cleanCode).digest("hex")}`;
-  return { hash, code: cleanCode, sourceMap: cleanSourceNames(map), entry };
+  // Files on disk only: "rewind" and an in-memory entry live in namespaces of their own, and
+  // the generated entry (stdin) is named as if it were in the script's folder.
+  const stdin = path.join(resolveDir, "rewind-entry.js");
+  const inputs = Object.keys(result.metafile?.inputs ?? {})
+    .filter((file) => !/^[\w-]+:/.test(file))
+    .map((file) => path.resolve(file))
+    .filter((file) => file !== stdin);
+  return { script: { hash, code: cleanCode, sourceMap: cleanSourceNames(map), entry }, inputs };
 }
 
 /** Source names as the author knows them: no esbuild namespace prefix on an in-memory entry. */

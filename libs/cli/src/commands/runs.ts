@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { RewindError, type Json, type JournalEntry } from "@rewind/core";
-import { compileScript } from "@rewind/sandbox/compiler";
 import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
+import { compileCached } from "../compile-cache.js";
 import { dim, journalTable, red, statusColor } from "../format.js";
 
 const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
@@ -12,7 +12,7 @@ export async function runCommand(
   scriptFile: string,
   options: { input?: string; toolset?: string; wait?: boolean },
 ): Promise<number> {
-  const script = await compileScript({ file: scriptFile });
+  const script = await compileCached(scriptFile);
   const api = client();
   const input = parseJson(options.input, "--input");
   const { id } = await api.runs.start({
