@@ -10,6 +10,9 @@ export default defineConfig({
     include: ["libs/**/*.test.ts", "services/**/*.test.ts", "load-tests/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     testTimeout: 30_000,
+    // Commands the tests spawn keep no compiled scripts in the user's cache folder (the cache's
+    // own test points it at a folder of its own).
+    env: { REWIND_CACHE_DIR: "" },
     reporters: ["default", "./scripts/summary-reporter.ts"],
     // isolated-vm is a native addon: forks keep each test file in its own process.
     pool: "forks",

@@ -2,11 +2,12 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { RewindError, isSeed, type Json, type JournalEntry } from "@rewind/core";
 import { runInProcess, type ScheduledSignal } from "@rewind/executor";
 import { formatDivergence, parseJournalFile, relative, toJournalFile } from "@rewind/journal";
-import { Sandbox, compileScript } from "@rewind/sandbox";
+import { Sandbox } from "@rewind/sandbox";
 import { parseDuration } from "@rewind/core";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
 import { CHILD_ENV, execSupervised } from "./exec-supervised.js";
+import { compileCached } from "../compile-cache.js";
 
 export interface ExecOptions {
   input?: string;
@@ -56,7 +57,7 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
       `--at must be the seq (2 or more) from which the fork runs live, got ${options.at}`,
     );
   }
-  const script = await compileScript({ file: scriptFile });
+  const script = await compileCached(scriptFile);
 
   const out = options.journal;
   if (out !== undefined) writeFileSync(out, "");

@@ -1,7 +1,7 @@
-import { compileScript } from "@rewind/sandbox/compiler";
 import type { ForkPreview } from "@rewind/sdk";
 import { client } from "../client.js";
 import { dim, red, yellow } from "../format.js";
+import { compileCached } from "../compile-cache.js";
 
 /**
  * `rewind fork <run> --script fixed.ts [--at SEQ] [--dry-run]`: starts the fork and prints its id
@@ -13,7 +13,7 @@ export async function forkCommand(
   runId: string,
   options: { script: string; at?: string; dryRun?: boolean },
 ): Promise<number> {
-  const script = await compileScript({ file: options.script });
+  const script = await compileCached(options.script);
   const at = options.at === undefined ? undefined : Number(options.at);
   const fork = await client().runs.fork(runId, {
     script: { entry: script.entry, code: script.code, sourceMap: script.sourceMap },

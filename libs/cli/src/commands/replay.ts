@@ -2,10 +2,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { RewindError, type JournalEntry } from "@rewind/core";
 import { checkReplay } from "@rewind/executor";
 import { parseJournalFile } from "@rewind/journal";
-import { Sandbox, compileScript, type CompiledScript } from "@rewind/sandbox";
+import { Sandbox, type CompiledScript } from "@rewind/sandbox";
 import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { green, red } from "../format.js";
+import { compileCached } from "../compile-cache.js";
 
 /**
  * `rewind replay <run|journal-file> [--script FILE]`: re-executes the script locally against the
@@ -32,14 +33,14 @@ export async function replayCommand(
         `A journal file holds no script: pass the script to check with --script FILE`,
       );
     }
-    script = await compileScript({ file: options.script });
+    script = await compileCached(options.script);
   } else {
     const api = client();
     journal = (await api.runs.journal(target)).entries;
     script =
       options.script === undefined
         ? await api.runs.script(target)
-        : await compileScript({ file: options.script });
+        : await compileCached(options.script);
   }
   const sandbox = new Sandbox();
   try {
@@ -72,7 +73,7 @@ async function replayAll(options: { script?: string; status?: string }): Promise
       "INVALID_INPUT",
       "--all checks a corrected script: pass it with --script FILE",
     );
-  const compiled = await compileScript({ file: options.script });
+  const compiled = await compileCached(options.script);
   const script = { entry: compiled.entry, code: compiled.code, sourceMap: compiled.sourceMap };
   const api = client();
   const statuses = options.status === undefined ? OPEN : [options.status as RunStatus];
