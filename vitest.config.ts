@@ -10,6 +10,9 @@ export default defineConfig({
     include: ["libs/**/*.test.ts", "services/**/*.test.ts", "load-tests/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     testTimeout: 30_000,
+    // Set-up hooks make databases, migrate them and start servers; with the suite's files running
+    // side by side on two cores that can take well over vitest's 10 s default.
+    hookTimeout: 60_000,
     // Commands the tests spawn keep no compiled scripts in the user's cache folder (the cache's
     // own test points it at a folder of its own).
     env: { REWIND_CACHE_DIR: "" },
