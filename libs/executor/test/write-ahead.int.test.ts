@@ -89,7 +89,7 @@ const executor = (owner: string, crashAt?: (point: FaultPoint) => boolean) =>
     ...(crashAt ? { crashAt } : {}),
   });
 
-async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error("timed out");

@@ -63,6 +63,8 @@ export class Executor {
   /** Draining: activations from outside are refused; outcomes of calls still in flight are not. */
   private draining = false;
   private closed = false;
+  /** Died at a fault point (tests): a dead process does nothing more, queued work included. */
+  private crashed = false;
 
   constructor(private readonly options: ExecutorOptions) {
     this.committer = new GroupCommitter(options.store);
@@ -127,6 +129,7 @@ export class Executor {
   }
 
   private async process(runId: string): Promise<void> {
+    if (this.crashed) return;
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
     let run = this.hot.get(runId);
     const kind = run === undefined ? "cold" : "hot";
@@ -568,7 +571,7 @@ export class Executor {
   private fault(point: FaultPoint, run: HotRun): void {
     if (this.options.crashAt?.(point, run.runId) !== true) return;
     // Die as a process would: stop everything, release nothing, keep no hot state.
-    this.closed = true;
+    this.closed = this.crashed = true;
     clearInterval(this.renewal);
     for (const hot of this.hot.values()) hot.dispose();
     this.hot.clear();
