@@ -35,12 +35,12 @@ export async function openHarness(
   let cleanup: () => Promise<void>;
   if (options.postgres) {
     const db = await createTestDatabase("rewind_api");
-    store = await openStore({
-      databaseUrl: db.url,
-      migrate: true,
-      dataDir: mkdtempSync(path.join(tmpdir(), "rewind-api-")),
-    });
-    cleanup = () => db.drop();
+    const dir = mkdtempSync(path.join(tmpdir(), "rewind-api-"));
+    store = await openStore({ databaseUrl: db.url, migrate: true, dataDir: dir });
+    cleanup = async () => {
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    };
   } else {
     const dir = mkdtempSync(path.join(tmpdir(), "rewind-api-"));
     store = await openStore({ dataDir: dir, migrate: true });
