@@ -8,15 +8,17 @@ import { afterAll, expect, it } from "vitest";
 import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "../src/index.js";
 import { migrations } from "../src/migrate.js";
 import { createTestDatabase } from "../src/testing.js";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 const database = await createTestDatabase("rewind_upgrade");
 const sql = await openSqlClient({ databaseUrl: database.url });
+const blobDir = mkdtempSync(path.join(tmpdir(), "rw-up-"));
 afterAll(async () => {
   await sql.close();
   await database.drop();
+  rmSync(blobDir, { recursive: true, force: true });
 });
 
 it("brings a version-4 database with a queued run to this build's schema, and the run goes on", async () => {
@@ -60,7 +62,7 @@ it("brings a version-4 database with a queued run to this build's schema, and th
       .filter((m) => m.version > 4)
       .map((m) => m.name),
   );
-  const store = new SqlStore(sql, new FolderBlobStore(mkdtempSync(path.join(tmpdir(), "rw-up-"))));
+  const store = new SqlStore(sql, new FolderBlobStore(blobDir));
 
   // Loaded: running now, and its journal grew since its attempts were last counted (never, by
   // this schema): the count starts at 1.
