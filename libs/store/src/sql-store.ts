@@ -250,10 +250,6 @@ export class SqlStore implements Store {
 
   async commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]> {
     if (appends.length === 0) return [];
-    // One run's plain step, a hot run's on an idle worker: straight to its statement.
-    const only = appends.length === 1 && appends[0]!.runRowUnchanged === true;
-    const rows = only ? plainStep(appends[0]!) : undefined;
-    if (rows !== undefined) return commitPlainSteps(this.sql, [{ append: appends[0]!, rows }]);
     // Plain steps (journal rows only) go in as one INSERT; the rest through rw_commit. The two
     // statements commit on their own (each run's append is in one of them: atomic per run) and
     // run side by side on two connections.
@@ -264,6 +260,8 @@ export class SqlStore implements Store {
       if (rows !== undefined) plain.push({ index, append, rows });
       else other.push({ index, append });
     });
+    // Nothing but plain steps (a hot run's, on an idle worker): straight to their statement.
+    if (other.length === 0) return commitPlainSteps(this.sql, plain);
     const outcomes: AppendOutcome[] = new Array<AppendOutcome>(appends.length);
     const plainDone = async () => {
       if (plain.length === 0) return;
