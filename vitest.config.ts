@@ -7,7 +7,13 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ["libs/**/*.test.ts", "services/**/*.test.ts", "load-tests/**/*.test.ts"],
+    include: [
+      "libs/**/*.test.ts",
+      "services/**/*.test.ts",
+      "load-tests/**/*.test.ts",
+      "helm/**/*.test.ts",
+      "deploy/**/*.test.ts",
+    ],
     exclude: ["**/node_modules/**", "**/dist/**"],
     testTimeout: 30_000,
     // Set-up hooks make databases, migrate them and start servers; with the suite's files running

@@ -41,4 +41,18 @@ if (!existsSync(chromium)) {
   console.error("  Install it (`apt-get install -y --no-install-recommends chromium`, as .ci/run does) or point CHROMIUM_PATH at one.");
   process.exit(1);
 }
-console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}`);
+// The deployment's tests: tini (the image's PID 1) and the pinned Helm, kubeconform and
+// Kubernetes schemas (built with Go into a cache folder the first time, in about 3 minutes).
+if (!existsSync("/usr/bin/tini")) {
+  console.error("✗ No tini at /usr/bin/tini: the image's entrypoint, which the deployment's process test runs.");
+  console.error("  Install it (`apt-get install -y --no-install-recommends tini`, as .ci/run does).");
+  process.exit(1);
+}
+const { missingTools } = await import("./install-tools.mjs");
+if (missingTools().length > 0) {
+  const { spawnSync } = await import("node:child_process");
+  console.log(`Installing the chart's test tools (${missingTools().join(", ")}) with Go, once…`);
+  const install = spawnSync(process.execPath, [new URL("./install-tools.mjs", import.meta.url).pathname], { stdio: "inherit" });
+  if (install.status !== 0) process.exit(1);
+}
+console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}, tini and the chart's tools are installed`);

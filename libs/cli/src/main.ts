@@ -200,6 +200,8 @@ program
 program
   .command("migrate")
   .description("apply the database migrations (DATABASE_URL, or .rewind/)")
+  .option("--check", "apply nothing: exit 0 if the schema is this build's, 1 otherwise")
+  .option("--wait <duration>", "with --check: keep checking this long (90s, 10m) before exit 1")
   .action(lazy(() => import("./commands/migrate.js"), "migrateCommand"));
 
 program.parseAsync().catch((error: unknown) => {

@@ -30,6 +30,18 @@ const Config = z.object({
     .default(1024),
   /** Serves /healthz, /readyz and /metrics when set (0: any free port). */
   REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
+  /**
+   * Only these epochs (comma-separated), of those this build and runtime can replay: a
+   * deployment runs one worker Deployment per epoch, each scaled on its own queue's backlog.
+   */
+  REWIND_EPOCHS: z
+    .string()
+    .regex(
+      /^\s*\d+(\s*,\s*\d+)*\s*$/,
+      "REWIND_EPOCHS must be epoch numbers separated by commas, like 3 or 1,2",
+    )
+    .transform((list) => list.split(",").map((epoch) => Number(epoch.trim())))
+    .optional(),
 });
 
 export interface WorkerOptions {
@@ -58,7 +70,10 @@ export async function startWorker(options: WorkerOptions) {
   });
   const sandbox = new Sandbox({ mode: "async" });
   // The epochs this process can replay: one whose V8 or isolated-vm it lacks is refused, saying so.
-  const support = epochSupport({ maxValueBytes: sandbox.options.maxValueBytes });
+  const support = epochSupport({
+    maxValueBytes: sandbox.options.maxValueBytes,
+    ...(config.REWIND_EPOCHS === undefined ? {} : { claims: config.REWIND_EPOCHS }),
+  });
   for (const { reason } of support.refused) log(`refusing ${reason}`);
   for (const warning of support.warnings) log(`warning: ${warning}`);
   if (support.epochs.length === 0)
