@@ -1,7 +1,7 @@
 // Writes helm/rewind/values.schema.json. The schema is written as code so that its repeated
 // parts (a component's pod settings, a worker's settings) are defined once; helm/test checks
 // that the committed file is what this script makes.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const strict = (properties, extra = {}) => ({
@@ -129,7 +129,7 @@ const schema = {
     fullnameOverride: text("replaces the release-and-chart base name of every object"),
     image: strict({
       repository: { type: "string", minLength: 1, description: "the rewind image's repository" },
-      pullPolicy: { type: "string", enum: ["Always", "IfNotPresent", "Never"] },
+      pullPolicy: { type: "string", enum: ["Always", "IfNotPresent", "Never"], description: "when the kubelet pulls the image" },
       runtime: runtimeName,
     }),
     runtimes: strict(
@@ -242,14 +242,50 @@ const schema = {
   },
 };
 
-const out = fileURLToPath(new URL("../rewind/values.schema.json", import.meta.url));
+// The chart README's table of values, from the same descriptions and the defaults of values.yaml.
+function rows(node, prefix, defaults) {
+  const out = [];
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    const name = prefix === "" ? key : `${prefix}.${key}`;
+    const value = defaults?.[key];
+    if (child.properties !== undefined && child.type === "object") {
+      out.push(...rows(child, name, value));
+      continue;
+    }
+    const shown = value === undefined ? "" : `\`${JSON.stringify(value)}\``;
+    const kind = child.enum ? child.enum.map((e) => `\`${e}\``).join(" \\| ") : (child.type ?? "");
+    out.push(`| \`${name}\` | ${kind} | ${shown.replace(/\|/g, "\\|")} | ${child.description ?? ""} |`);
+  }
+  return out;
+}
+
+const chartDir = fileURLToPath(new URL("../rewind/", import.meta.url));
+const { parse } = await import("yaml");
+const defaults = parse(readFileSync(`${chartDir}values.yaml`, "utf8"));
+const table = [
+  "| value | type | default | what it is |",
+  "|---|---|---|---|",
+  ...rows(schema, "", defaults),
+  `| \`workers.<epoch>.*\` | object | | any of the \`workerDefaults\` settings, for that epoch's Deployment (\`runtime\` is required) |`,
+].join("\n");
+const readmePath = `${chartDir}README.md`;
+const readme = readFileSync(readmePath, "utf8");
+const BEGIN = "<!-- values: made by helm/scripts/values-schema.mjs -->";
+const END = "<!-- end of values -->";
+const newReadme = `${readme.slice(0, readme.indexOf(BEGIN) + BEGIN.length)}\n${table}\n${readme.slice(readme.indexOf(END))}`;
+const schemaPath = `${chartDir}values.schema.json`;
 const json = `${JSON.stringify(schema, null, 2)}\n`;
 if (process.argv.includes("--check")) {
-  const { readFileSync } = await import("node:fs");
-  if (readFileSync(out, "utf8") !== json) {
-    console.error(
-      `${out} is not what helm/scripts/values-schema.mjs makes: run it and commit the result`,
-    );
-    process.exit(1);
+  for (const [file, wanted] of [
+    [schemaPath, json],
+    [readmePath, newReadme],
+  ]) {
+    if (readFileSync(file, "utf8") !== wanted) {
+      console.error(`${file} is not what helm/scripts/values-schema.mjs makes: run it and commit the result`);
+      process.exit(1);
+    }
   }
-} else writeFileSync(out, json);
+} else {
+  writeFileSync(schemaPath, json);
+  writeFileSync(readmePath, newReadme);
+}
