@@ -33,6 +33,11 @@ export interface ActivationQueue {
   ring(activation: Activation): Promise<void>;
   /** Starts handing activations to `handler`. */
   consume(handler: (runId: string) => Promise<void>, options?: ConsumeOptions): void;
+  /**
+   * Activations waiting for a worker, per epoch (the autoscalers' figure). Only a shared queue
+   * has one: the embedded default's single process has nothing to scale.
+   */
+  backlog?(epochs: readonly number[]): Promise<Map<number, number>>;
   /** Takes no more activations (those being handled finish); rings still go out. */
   stopConsuming(): Promise<void>;
   close(): Promise<void>;

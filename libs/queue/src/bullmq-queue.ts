@@ -116,6 +116,29 @@ export class BullMqQueue implements ActivationQueue {
     });
   }
 
+  /**
+   * Activations waiting for a worker, per epoch: waiting + prioritized + delayed ones already due.
+   * This is what an autoscaler needs (KEDA's Redis-list scaler reads one list and misses the
+   * other two). A delayed job that is due stays in BullMQ's delayed set until some worker of its
+   * queue promotes it, so with no worker running it is counted here or nowhere; sticky fallbacks
+   * not yet due are not backlog (their holder is expected to take the run first).
+   */
+  async backlog(epochs: readonly number[]): Promise<Map<number, number>> {
+    const now = Date.now();
+    const counts = await Promise.all(
+      epochs.map(async (epoch) => {
+        const queue = this.queue(epoch);
+        const [waiting, prioritized, due] = await Promise.all([
+          queue.getWaitingCount(),
+          queue.getPrioritizedCount(),
+          queue.getDelayedCount(now + 1),
+        ]);
+        return [epoch, waiting + prioritized + due] as const;
+      }),
+    );
+    return new Map(counts);
+  }
+
   async stopConsuming(): Promise<void> {
     this.subscriber?.disconnect();
     this.subscriber = undefined;

@@ -164,3 +164,47 @@ describe("the BullMQ queue on a real Redis", () => {
     );
   });
 });
+
+describe("the backlog an autoscaler reads", () => {
+  it("counts waiting and due delayed activations per epoch, with no worker running, and not fallbacks still to come", async () => {
+    const own = `${prefix}-backlog`;
+    const queue = await BullMqQueue.connect({
+      redisUrl: REDIS_URL,
+      prefix: own,
+      stickyTimeoutMs: 300,
+    });
+    try {
+      expect(await queue.backlog([7, 8])).toEqual(
+        new Map([
+          [7, 0],
+          [8, 0],
+        ]),
+      );
+      for (const runId of ["a", "b", "c"]) await queue.ring({ runId, epoch: 7 });
+      await queue.ring({ runId: "a", epoch: 7 }); // collapses into the waiting one
+      await queue.ring({ runId: "d", epoch: 8 });
+      // A hot run's ring whose holder is gone: a plain job; one whose holder listens would leave
+      // a fallback that is delayed (not backlog) until it is due.
+      await queue.ring({ runId: "e", epoch: 8, holder: "nobody-listens" });
+      expect(await queue.backlog([7, 8])).toEqual(
+        new Map([
+          [7, 3],
+          [8, 2],
+        ]),
+      );
+      const listener = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: own });
+      // Listening on its channel but taking no jobs of epoch 9's queue: the ring's fallback waits.
+      listener.consume(async () => {}, { epochs: [10], holder: "holder-1" });
+      await pause(100);
+      await queue.ring({ runId: "f", epoch: 9, holder: "holder-1" });
+      expect((await queue.backlog([9])).get(9)).toBe(0);
+      await pause(400); // the fallback is due now: no worker of epoch 9 promoted it, it counts
+      expect((await queue.backlog([9])).get(9)).toBe(1);
+      await listener.close();
+    } finally {
+      await queue.close();
+      const keys = await admin.keys(`${own}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+});
