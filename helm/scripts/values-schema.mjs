@@ -58,7 +58,7 @@ const autoscaling = strict(
     maxReplicas: int("the most replicas", 1),
     targetBacklogPerReplica: int("activations waiting per worker pod the autoscaler aims at", 1),
     prometheusAddress: text(
-      "keda: the Prometheus that scrapes the API's rewind_queue_backlog_activations",
+      "keda: the Prometheus that scrapes the quarantine service's rewind_queue_backlog",
     ),
   },
   {

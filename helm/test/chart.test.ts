@@ -157,7 +157,7 @@ describe("what the manifests say", () => {
     const three = scaled.find((s) => s.metadata.name.endsWith("epoch-3"))!;
     expect(three.spec.minReplicaCount).toBe(0);
     expect(three.spec.triggers[0].metadata.query).toBe(
-      'max(rewind_queue_backlog_activations{epoch="3",namespace="rewind"})',
+      'max(rewind_queue_backlog{epoch="3",namespace="rewind"})',
     );
     // Scaled Deployments leave replicas to the autoscaler.
     expect(find(keda, "Deployment", "rw-rewind-worker-epoch-3").spec.replicas).toBeUndefined();
