@@ -20,6 +20,13 @@ export interface ConsumeOptions {
   epochs?: readonly number[];
   /** This consumer's name (its lease owner): activations of runs it holds hot come straight here. */
   holder?: string;
+  /**
+   * How long an activation this consumer took stays claimed if the consumer vanishes mid-way
+   * (a killed process renews nothing): until then, rings of the same run collapse into it. Give
+   * it the run lease's length (default 30 s): a dead worker's runs cannot move before their
+   * leases expire anyway, and a claim that outlives the lease only delays the takeover.
+   */
+  claimMs?: number;
 }
 
 /**

@@ -99,6 +99,10 @@ export class BullMqQueue implements ActivationQueue {
           connection,
           prefix: this.prefix,
           concurrency: options.concurrency ?? 64,
+          // A killed worker's job stays locked for lockDuration, and only a stalled-job check
+          // (every stalledInterval, by any live worker) gives it back: both follow the lease.
+          lockDuration: options.claimMs ?? 30_000,
+          stalledInterval: options.claimMs ?? 30_000,
         },
       );
       worker.on("error", () => {}); // connection trouble: BullMQ reconnects by itself

@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { BullMqQueue, InProcessQueue } from "../src/index.js";
@@ -145,6 +147,45 @@ describe("the BullMQ queue on a real Redis", () => {
     release();
     await Promise.all([api.close(), alive.close(), dead.close()]);
   });
+
+  it("gives an activation back within its claim when the worker that took it is killed in it", async () => {
+    // The worker dies after taking the job and before taking the run's lease: the lease
+    // generation is unchanged, so every ring of the run collapses into the dead worker's job
+    // until its claim runs out. The claim follows the lease, not BullMQ's 30 s default.
+    const p = `${prefix}-killed`;
+    const claimMs = 1_000;
+    const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const fixture = fileURLToPath(new URL("./fixtures/hung-consumer.mjs", import.meta.url));
+    const child = spawn(process.execPath, [fixture, REDIS_URL, p, String(claimMs)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    await until(() => out.includes("consuming"), 15_000);
+    await api.ring({ runId: "run-k", epoch: 1, leases: 3 });
+    await until(() => out.includes("taken run-k"), 15_000);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+
+    const alive = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const seen: number[] = [];
+    const killedAt = Date.now();
+    alive.consume(async () => void seen.push(Date.now() - killedAt), { claimMs });
+    // The reconciler rings the run again and again; every ring collapses into the claimed job.
+    const reconciler = setInterval(
+      () => void api.ring({ runId: "run-k", epoch: 1, leases: 3 }).catch(() => {}),
+      200,
+    );
+    try {
+      await until(() => seen.length > 0, 15_000);
+    } finally {
+      clearInterval(reconciler);
+    }
+    // Given back by the stalled check within about two claims (the lock ran out, then a check).
+    expect(seen[0]).toBeLessThan(4 * claimMs);
+    await Promise.all([api.close(), alive.close()]);
+  }, 40_000);
 
   it("refuses a Redis that may evict keys, saying how to fix it", async () => {
     const [, policy] = (await admin.config("GET", "maxmemory-policy")) as string[];

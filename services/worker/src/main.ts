@@ -101,6 +101,7 @@ export async function startWorker(options: WorkerOptions) {
     concurrency: options.concurrency ?? 64,
     epochs: executor.epochs,
     holder: owner,
+    claimMs: config.REWIND_LEASE_MS,
   });
   log(
     `taking activations of epoch${executor.epochs.length === 1 ? "" : "s"} ${executor.epochs.join(", ")}`,
