@@ -296,6 +296,40 @@ describe("a run that keeps taking its process down", () => {
   });
 });
 
+describe("a run that dies on a call's outcome, every time", () => {
+  it("is failed with CRASH_LOOP: the call run again on each load is no progress", async () => {
+    // The bomb of issue 17: `await tools.x(); new Array(1e9).fill(0)`. Each incarnation loads it,
+    // runs the call again (its outcome was never journaled) and dies delivering the outcome.
+    let calledHere = false;
+    const toolset = defineToolset("live", {
+      charge: async () => {
+        calledHere = true;
+        return "charged";
+      },
+    });
+    const bomb = await submit(`import { tools } from "rewind";
+      export default async () => { await tools.charge({}); return "never"; };`);
+    let incarnations = 0;
+    for (; incarnations < 10; incarnations++) {
+      if ((await store.getRun(bomb))?.status === "failed") break;
+      calledHere = false;
+      const doomed = executor(toolset as never, `bomb-${incarnations}`, {
+        stealLeases: true,
+        // Dies as the outcome is delivered, before anything of it is journaled.
+        crashAt: (point) => point === "produced" && calledHere,
+      });
+      await doomed.exec.activate(bomb);
+      await until(async () => calledHere || (await store.getRun(bomb))?.status === "failed");
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the outcome's activation dies
+    }
+    const run = await store.getRun(bomb);
+    expect(run?.status, `after ${incarnations} incarnations`).toBe("failed");
+    expect(run?.error?.code).toBe("CRASH_LOOP");
+    expect(run?.lastSeq).toBe(3); // started, the call, the verdict: the outcome never
+    expect(incarnations).toBeLessThanOrEqual(7);
+  });
+});
+
 describe("cold replay in fast slices", () => {
   it("replays a heavy script again in async mode when a slice runs out, and carries on", async () => {
     const { toolset } = tools();
@@ -486,4 +520,3 @@ describe("live activations in sync slices", () => {
     await exec.close();
   }, 30_000);
 });
-

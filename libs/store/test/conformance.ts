@@ -331,6 +331,29 @@ export function conformance(name: string, backend: Backend): void {
       );
     });
 
+    it("counts sandbox deaths at the seq they happened, from 1 again past it", async () => {
+      const entry = started();
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      const first = (await store.loadRun(entry.runId, "w1", 30_000))!;
+      expect(first.lease.deaths).toEqual({ count: 0, seq: 0, cause: null });
+      expect(await store.recordDeath(first.lease, 1, "abort one")).toBe(1);
+      expect(await store.recordDeath(first.lease, 1, "abort two")).toBe(2);
+      // Handed back and loaded again (what a re-run tool call does): no progress, the count stays.
+      await store.releaseLease(first.lease);
+      const second = (await store.loadRun(entry.runId, "w2", 30_000))!;
+      expect(second.lease.deaths).toEqual({ count: 2, seq: 1, cause: "abort two" });
+      expect(await store.recordDeath(second.lease, 1, "abort three")).toBe(3);
+      // A stale owner charges nothing.
+      expect(await store.recordDeath(first.lease, 1, "stale")).toBe(0);
+      await store.commit([
+        { lease: second.lease, afterSeq: 1, entries: [call(2)], status: "running" },
+      ]);
+      // Past the seq of the last death: progress, the next death is the first again.
+      expect(await store.recordDeath(second.lease, 2, "abort four")).toBe(1);
+      const third = (await store.loadRun(entry.runId, "w2", 30_000))!;
+      expect(third.lease.deaths).toEqual({ count: 1, seq: 2, cause: "abort four" });
+    });
+
     it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {
       const { entry, lease } = await newRun();
       await store.commit([
@@ -586,6 +609,7 @@ export function conformance(name: string, backend: Backend): void {
         token: lease.token + 1,
         lastSeq: 2,
         attempts: 1, // the commit was progress: this load is the first attempt since
+        deaths: { count: 0, seq: 0, cause: null },
       });
       expect(loaded.record).toEqual({
         ...(await store.getRun(entry.runId)),

@@ -186,8 +186,9 @@ export class Executor {
         run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: this.now() });
       if (!(await this.step(run, fire))) return;
     }
-    if (run.attemptOpen && !run.dropped) {
-      // Loaded and fine, with nothing to do yet (it waits): this load was no attempt.
+    if (run.attemptOpen && !run.rerunCalls && !run.dropped) {
+      // Loaded and fine, with nothing to do yet (it waits): this load was no attempt. Not so
+      // when it re-ran a call: its outcome is what may take the process down (issue 17).
       run.attemptOpen = false;
       await this.options.store.clearAttempts(run.lease);
     }
@@ -204,7 +205,13 @@ export class Executor {
     });
     if (loaded === undefined) return undefined; // ended, another owner holds it, or another epoch
     const { lease, record, journal, inbox } = loaded;
-    if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.failCrashLoop(lease);
+    const bound = this.options.maxAttempts ?? 5;
+    // Deaths of its sandbox process while it executed, charged by the supervisor before this
+    // load: past the bound with no progress beyond the seq of the last one, it is failed first.
+    const deaths = lease.deaths;
+    if (deaths !== undefined && deaths.count >= bound && lease.lastSeq <= deaths.seq)
+      return this.failCrashLoop(lease, deaths.count, deaths.cause ?? undefined);
+    if (lease.attempts > bound) return this.failCrashLoop(lease, lease.attempts - 1);
     if (ENDED_STATUSES.has(record.status) || record.status === "quarantined") {
       await store.releaseLease(lease);
       return undefined;
@@ -261,6 +268,9 @@ export class Executor {
         break;
       }
       this.invoke(run, call);
+      // A call run again is no progress: if the script dies on its outcome, as it did last time,
+      // this load must still count (see `process`).
+      run.rerunCalls = true;
     }
     for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
@@ -544,12 +554,12 @@ export class Executor {
   }
 
   /** A run that took its process down again and again without progress is failed, not retried. */
-  private async failCrashLoop(lease: Lease): Promise<undefined> {
+  private async failCrashLoop(lease: Lease, times: number, cause?: string): Promise<undefined> {
     const verdict = {
       seq: lease.lastSeq + 1,
       kind: "run.failed",
       at: this.now(),
-      error: crashLoop(lease.attempts - 1, lease.lastSeq),
+      error: crashLoop(times, lease.lastSeq, cause),
     } as JournalEntry;
     await this.committer.append({
       lease,

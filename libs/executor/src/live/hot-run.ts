@@ -18,6 +18,8 @@ export class HotRun {
   wakePending = false;
   /** Loaded cold and nothing journaled since: the store counts this load as an attempt. */
   attemptOpen = true;
+  /** Its load ran again calls journaled without an outcome: that load counts as an attempt. */
+  rerunCalls = false;
   /** Its last commit handed the lease back (it ended with nothing in flight). */
   leaseReleased = false;
   /** The inbox as the cold load read it: handled by the first activation, then read afresh. */
