@@ -12,7 +12,8 @@ import {
   ReplaySliceExceeded,
   epochSupport,
   type CompiledScript,
-  type ScriptInstance,
+  SandboxLost,
+  type ScriptHandle,
 } from "@rewind/sandbox";
 import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
 import { invokeTool } from "../invoke.js";
@@ -221,7 +222,7 @@ export class Executor {
       throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
     const script = await this.script(record.scriptHash);
     let replayed: {
-      instance: ScriptInstance;
+      instance: ScriptHandle;
       resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
     };
     // A fork's first load: the new script against its parent's journal, reusing what matches.
@@ -241,6 +242,7 @@ export class Executor {
         },
       );
     } catch (error) {
+      if (error instanceof SandboxLost) return this.loadAgain(lease, journal.length, error);
       // A replay that leaves its journal, or a journal that cannot be replayed: the platform's
       // fault, never the run's. It is held for an operator, before anything of it happens again.
       const reason = quarantineReason(error);
@@ -291,6 +293,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      runId: started.runId,
     });
     let forked: Awaited<ReturnType<typeof RunEngine.fork>>;
     try {
@@ -333,6 +336,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      runId: started.runId,
       fastReplay: slices,
       liveSlices: slices,
     });
@@ -362,6 +366,7 @@ export class Executor {
       entries = await produce();
     } catch (error) {
       if (error instanceof LiveSliceExceeded) return this.rebuild(run);
+      if (error instanceof SandboxLost) return this.failover(run, error);
       throw error;
     }
     if (entries.length === 0 && run.status === run.storedStatus) return true;
@@ -453,6 +458,42 @@ export class Executor {
       void this.activate(run.runId, true);
     }
     return false;
+  }
+
+  /**
+   * The sandbox process running this run's script died: the hot copy is gone. The death is
+   * charged to this run if its script was the one executing (before it is loaded again, so the
+   * load sees the count); the run is then loaded in a fresh process, its pending events go to the
+   * new copy, and calls in flight here keep running and report to it. Returns false.
+   */
+  private async failover(run: HotRun, lost: SandboxLost): Promise<false> {
+    this.hot.delete(run.runId);
+    run.dispose(); // not drop(): the calls it owes stay owed, by its successor
+    metrics.hotRuns.set(this.hot.size);
+    const next = await this.loadAgain(run.lease, run.committedSeq, lost);
+    if (next !== undefined) {
+      run.successor = next;
+      next.outcomes.unshift(...run.outcomes);
+      this.inboxDirty.add(run.runId);
+      void this.activate(run.runId, true);
+    }
+    return false;
+  }
+
+  /** After a lost sandbox process: the death charged if this run was executing, then a new load. */
+  private async loadAgain(
+    lease: Lease,
+    seq: number,
+    lost: SandboxLost,
+  ): Promise<HotRun | undefined> {
+    if (lost.executing) {
+      await this.options.store.recordDeath(lease, seq, lost.why);
+      this.options.onDeath?.(lease.runId, lost.why);
+    }
+    // Handed back and taken again: taking it while still ours would count the load as an
+    // attempt, and a run that merely shared the dead process must not be charged anything.
+    await this.options.store.releaseLease(lease);
+    return this.load(lease.runId);
   }
 
   private invoke(run: HotRun, call: CallEntry): void {

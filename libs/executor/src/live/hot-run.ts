@@ -1,6 +1,6 @@
 import type { CallEntry, ErrorData, Json } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
-import type { ScriptInstance } from "@rewind/sandbox";
+import type { ScriptHandle } from "@rewind/sandbox";
 import type { InboxItem, Lease, RunStatus } from "@rewind/store";
 
 /** A run whose sandbox is alive in this process: its next event needs no replay. */
@@ -31,7 +31,7 @@ export class HotRun {
     readonly runId: string,
     readonly toolset: string,
     readonly engine: RunEngine,
-    readonly instance: ScriptInstance,
+    readonly instance: ScriptHandle,
     public lease: Lease,
     committedSeq: number,
   ) {
