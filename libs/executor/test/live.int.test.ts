@@ -330,6 +330,38 @@ describe("a run that dies on a call's outcome, every time", () => {
   });
 });
 
+describe("far timers of hot runs", () => {
+  it("arm 30 days, a year and the largest wait without a busy loop", async () => {
+    const { toolset } = tools();
+    const { exec } = executor(toolset, "sleeper");
+    const waits = [`"30d"`, `"365d"`, `8.64e15 - Date.now()`];
+    const runs: string[] = [];
+    for (const wait of waits) {
+      const runId = await submit(`import { sleep } from "rewind";
+        export default async () => { await sleep(${wait}); return "woke"; };`);
+      await exec.activate(runId);
+      expect((await store.getRun(runId))?.status).toBe("waiting");
+      runs.push(runId);
+    }
+    // Node fires a timeout past 2^31-1 ms after 1 ms: armed as one, each of these would wake
+    // the executor about a thousand times a second. Count the timeouts armed for a second.
+    const armed: unknown[] = [];
+    const original = globalThis.setTimeout;
+    globalThis.setTimeout = ((callback: () => void, ms?: number) => {
+      armed.push(ms);
+      return original(callback, ms);
+    }) as typeof setTimeout;
+    try {
+      await new Promise((resolve) => original(resolve, 1000));
+    } finally {
+      globalThis.setTimeout = original;
+    }
+    expect(armed.length, `timeouts armed: ${armed.slice(0, 10).join(", ")}…`).toBeLessThan(50);
+    for (const runId of runs) expect((await store.getRun(runId))?.status).toBe("waiting");
+    await exec.close();
+  });
+});
+
 describe("cold replay in fast slices", () => {
   it("replays a heavy script again in async mode when a slice runs out, and carries on", async () => {
     const { toolset } = tools();

@@ -354,6 +354,19 @@ export function conformance(name: string, backend: Backend): void {
       expect(third.lease.deaths).toEqual({ count: 1, seq: 2, cause: "abort four" });
     });
 
+    it("keeps a timer due past the last date (an epoch-1 journal's 1e308) without failing", async () => {
+      const { entry, lease } = await newRun();
+      const far = { seq: 2, kind: "timer.set", at: 1_000, due: 1e308 } as const;
+      expect(
+        await store.commit([{ lease, afterSeq: 1, entries: [far], status: "waiting" }]),
+      ).toEqual(["ok"]);
+      expect((await store.readJournal(entry.runId))[1]).toEqual(far);
+      const mine = async (now: number) =>
+        (await store.dueTimers(now, 100)).filter((t) => t.runId === entry.runId);
+      expect(await mine(Date.now() + 1e12)).toEqual([]);
+      expect(await mine(8.64e15)).toEqual([{ runId: entry.runId, timerSeq: 2, dueAt: 8.64e15 }]);
+    });
+
     it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {
       const { entry, lease } = await newRun();
       await store.commit([

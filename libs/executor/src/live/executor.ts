@@ -30,6 +30,7 @@ import {
 import type { ExecutorOptions, FaultPoint } from "./executor-options.js";
 import { HotRun, outcomeEvent } from "./hot-run.js";
 import { HotRuns } from "./hot-runs.js";
+import { armUntil } from "./long-timer.js";
 
 class Crashed extends Error {}
 
@@ -538,19 +539,14 @@ export class Executor {
 
   private wakeAt(run: HotRun, timerSeq: number, due: number): void {
     clearTimeout(run.timerHandles.get(timerSeq));
-    // setTimeout may fire a little before the wall clock reaches `due`; the timer would then not
-    // be due yet when the activation looks, so wait out the rest before activating.
-    const wake = () => {
-      const left = due - this.now();
-      if (left > 0) {
-        const again = setTimeout(wake, left);
-        again.unref();
-        run.timerHandles.set(timerSeq, again);
-      } else void this.activate(run.runId, true);
-    };
-    const handle = setTimeout(wake, Math.max(0, due - this.now()));
-    handle.unref();
-    run.timerHandles.set(timerSeq, handle);
+    // In steps Node can arm (a far timer would otherwise fire at once, again and again), and
+    // only once the clock has reached `due`: the activation must find the timer due.
+    armUntil(
+      due,
+      this.now,
+      () => void this.activate(run.runId, true),
+      (handle) => run.timerHandles.set(timerSeq, handle),
+    );
   }
 
   /**
