@@ -362,6 +362,29 @@ describe("far timers of hot runs", () => {
   });
 });
 
+describe("a run with many timers due at once", () => {
+  it("fires them all, a bounded number per turn, each turn one commit", async () => {
+    const { toolset } = tools();
+    const { exec, ended } = executor(toolset, "timers");
+    const runId = await submit(`export default async () => {
+      const due = Date.now() + 300;
+      await Promise.all(Array.from({ length: 300 }, () => new Promise((resolve) => setTimeout(resolve, due - Date.now()))));
+      return "all fired";
+    };`);
+    await exec.activate(runId);
+    await until(() => ended.has(runId), 20_000);
+    const run = await store.getRun(runId);
+    expect(run?.status, JSON.stringify(run?.error)).toBe("completed");
+    const journal = await store.readJournal(runId);
+    expect(journal.filter((e) => e.kind === "timer.fired")).toHaveLength(300);
+    // Delivered 64 a turn, each turn's firings in one commit: a few commits, not 300.
+    expect(
+      new Set(journal.filter((e) => e.kind === "timer.fired").map((e) => e.at)).size,
+    ).toBeLessThan(10);
+    await exec.close();
+  });
+});
+
 describe("cold replay in fast slices", () => {
   it("replays a heavy script again in async mode when a slice runs out, and carries on", async () => {
     const { toolset } = tools();

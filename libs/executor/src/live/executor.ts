@@ -34,6 +34,9 @@ import { armUntil } from "./long-timer.js";
 
 class Crashed extends Error {}
 
+/** Events (outcomes, due timers) one activation of a run handles before yielding its turn. */
+const EVENTS_PER_TURN = 64;
+
 /**
  * Executes runs live against the store: one owner per run (a lease with a fencing token), events
  * processed one at a time per run, each batch of entries committed (group commit across runs)
@@ -146,8 +149,12 @@ export class Executor {
     if (run === undefined || run.dropped) return;
     run.lastActive = this.now();
     run.wakePending = false;
+    // What one run may take per turn: a run with thousands of events ready (timers due at once,
+    // calls answered together) takes a bounded share, then waits for its next turn behind what
+    // else is ready (issue 17's fairness), instead of holding the loop for all of them.
+    let budget = EVENTS_PER_TURN;
     // Outcomes of calls, in the order they arrived.
-    while (run.outcomes.length > 0) {
+    while (run.outcomes.length > 0 && budget-- > 0) {
       const event = { ...run.outcomes[0]!, at: this.now() };
       // After a verdict or a cancel, outcomes of calls still in flight are recorded, not delivered.
       const produce =
@@ -181,13 +188,26 @@ export class Executor {
           : async () => run.engine.cancel("cancelled through the API");
       if (!(await this.step(run, produce, item.id))) return;
     }
-    // Timers that are due.
-    for (const timer of run.engine.pendingTimers()) {
-      if (run.engine.outcome !== undefined || timer.due > this.now()) continue;
-      const fire = () =>
-        run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: this.now() });
+    // Timers that are due, delivered together and journaled in one commit (their effects wait
+    // for it, as every effect does): thousands due at once cost a commit per turn, not each.
+    const now = this.now();
+    const due: number[] = [];
+    for (const timer of run.engine.pendingTimers())
+      if (timer.due <= now && due.push(timer.seq) > budget) break;
+    const fired = due.slice(0, Math.max(0, budget));
+    if (due.length > fired.length) budget = -1; // more are due than this turn takes
+    if (fired.length > 0 && run.engine.outcome === undefined) {
+      const fire = async () => {
+        const entries: JournalEntry[] = [];
+        for (const timerSeq of fired) {
+          if (run.engine.outcome !== undefined) break; // ended: later timers no longer fire
+          entries.push(...(await run.engine.deliver({ kind: "timer.fired", timerSeq, at: now })));
+        }
+        return entries;
+      };
       if (!(await this.step(run, fire))) return;
     }
+    if (budget < 0) this.nextTurn(run); // more was ready than this turn could take
     if (run.attemptOpen && !run.rerunCalls && !run.dropped) {
       // Loaded and fine, with nothing to do yet (it waits): this load was no attempt. Not so
       // when it re-ran a call: its outcome is what may take the process down (issue 17).
@@ -195,6 +215,17 @@ export class Executor {
       await this.options.store.clearAttempts(run.lease);
     }
     await this.settle(run);
+  }
+
+  /**
+   * Activates the run again once what is ready now (I/O, other runs' activations) had its turn.
+   * Wake-ups collapse: a run with many timers due at once gets one activation, not one each.
+   */
+  private nextTurn(run: HotRun, later = true): void {
+    if (run.wakePending) return;
+    run.wakePending = true;
+    if (later) setImmediate(() => void this.activate(run.runId, true));
+    else void this.activate(run.runId, true);
   }
 
   /** A cold run: take its lease, read its journal, replay it, and carry on live. */
@@ -517,10 +548,7 @@ export class Executor {
         return; // the run left this process: its new owner runs the call again
       }
       current.outcomes.push(outcomeEvent(call, outcome, this.now()));
-      if (!current.wakePending) {
-        current.wakePending = true;
-        void this.activate(run.runId, true);
-      }
+      this.nextTurn(current, false);
     });
   }
 
@@ -544,7 +572,7 @@ export class Executor {
     armUntil(
       due,
       this.now,
-      () => void this.activate(run.runId, true),
+      () => this.nextTurn(run, false),
       (handle) => run.timerHandles.set(timerSeq, handle),
     );
   }
