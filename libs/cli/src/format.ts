@@ -17,6 +17,14 @@ export function statusColor(status: string): string {
 }
 
 /** One line of an entry for the journal table: what it is, in a few words. */
+/** A timer's due time as a date; an epoch-1 journal may hold one past the last date there is. */
+function dueDate(due: number): string {
+  const date = new Date(due);
+  return Number.isNaN(date.getTime())
+    ? `${due} ms after 1970 (past the last date)`
+    : date.toISOString();
+}
+
 export function entrySummary(entry: JournalEntry): string {
   switch (entry.kind) {
     case "run.started":
@@ -28,7 +36,7 @@ export function entrySummary(entry: JournalEntry): string {
     case "call.error":
       return `seq ${entry.callSeq} ✗ ${entry.error.message.slice(0, 50)}`;
     case "timer.set":
-      return `due ${new Date(entry.due).toISOString()}`;
+      return `due ${dueDate(entry.due)}`;
     case "timer.cancel":
     case "timer.fired":
       return `timer seq ${entry.timerSeq}`;

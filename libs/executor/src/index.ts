@@ -19,3 +19,4 @@ export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-
 export { ReplayProcess } from "./replay-process.js";
 export { describeToolsets, publishToolsets } from "./toolset-description.js";
 export { PRESENCE_LIVE_MS, announceWorker } from "./presence.js";
+export { SandboxProcesses, type SandboxProcessesOptions } from "./sandbox-processes.js";

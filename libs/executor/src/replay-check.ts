@@ -1,6 +1,6 @@
 import type { JournalEntry } from "@rewind/core";
 import { DivergenceError, RunEngine, type DivergenceReport } from "@rewind/journal";
-import type { CompiledScript, Sandbox } from "@rewind/sandbox";
+import type { CompiledScript, ScriptSandbox } from "@rewind/sandbox";
 
 export type ReplayCheck =
   | { matches: true; entries: number }
@@ -13,7 +13,7 @@ export type ReplayCheck =
  * callsites (the replay runs again with callsites on when the fast pass skipped them).
  */
 export async function checkReplay(
-  sandbox: Sandbox,
+  sandbox: ScriptSandbox,
   script: CompiledScript,
   journal: readonly JournalEntry[],
 ): Promise<ReplayCheck> {

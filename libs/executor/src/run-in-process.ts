@@ -19,7 +19,7 @@ import {
   type DivergenceReport,
   type IncomingEvent,
 } from "@rewind/journal";
-import { CURRENT_EPOCH, type CompiledScript, type Sandbox } from "@rewind/sandbox";
+import { CURRENT_EPOCH, type CompiledScript, type ScriptSandbox } from "@rewind/sandbox";
 import { invokeTool, type CallOutcome } from "./invoke.js";
 import { toolNotFound, unsafeToRepeat } from "./verdicts.js";
 import { VirtualSchedule } from "./virtual-clock.js";
@@ -33,7 +33,7 @@ export interface ScheduledSignal {
 
 export interface InProcessOptions {
   script: CompiledScript;
-  sandbox: Sandbox;
+  sandbox: ScriptSandbox;
   input?: Json;
   seed?: string;
   /** Virtual start time (ms since the epoch); default 2025-01-01T00:00:00Z so journals repeat. */

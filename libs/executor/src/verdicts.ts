@@ -34,15 +34,22 @@ export function unsafeToRepeat(call: CallEntry, toolsetName: string): ErrorData 
   };
 }
 
-/** A run that took its process down again and again without journaling progress. */
-export function crashLoop(attempts: number, lastSeq: number): ErrorData {
+/**
+ * A run that took its process down again and again without journaling progress. `cause` is what
+ * the process said as it died, when a supervisor saw it (a sandbox process); without it, the
+ * likely cause is named.
+ */
+export function crashLoop(attempts: number, lastSeq: number, cause?: string): ErrorData {
+  const why =
+    cause === undefined
+      ? "most likely the script exhausted the sandbox's memory, which aborts the process"
+      : cause;
   return {
     name: "RewindError",
     code: "CRASH_LOOP",
     message:
       `The run was started ${attempts} times in a row without journaling any progress: each time the ` +
-      `process running it stopped (most likely the script exhausted the sandbox's memory, which ` +
-      `aborts the process). It is failed instead of retried: look at what the script does after ` +
-      `seq ${lastSeq}, fix it, and fork the run`,
+      `process running it stopped (${why}). It is failed instead of retried: look at what the ` +
+      `script does after seq ${lastSeq}, fix it, and fork the run`,
   };
 }

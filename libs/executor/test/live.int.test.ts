@@ -296,6 +296,95 @@ describe("a run that keeps taking its process down", () => {
   });
 });
 
+describe("a run that dies on a call's outcome, every time", () => {
+  it("is failed with CRASH_LOOP: the call run again on each load is no progress", async () => {
+    // The bomb of issue 17: `await tools.x(); new Array(1e9).fill(0)`. Each incarnation loads it,
+    // runs the call again (its outcome was never journaled) and dies delivering the outcome.
+    let calledHere = false;
+    const toolset = defineToolset("live", {
+      charge: async () => {
+        calledHere = true;
+        return "charged";
+      },
+    });
+    const bomb = await submit(`import { tools } from "rewind";
+      export default async () => { await tools.charge({}); return "never"; };`);
+    let incarnations = 0;
+    for (; incarnations < 10; incarnations++) {
+      if ((await store.getRun(bomb))?.status === "failed") break;
+      calledHere = false;
+      const doomed = executor(toolset as never, `bomb-${incarnations}`, {
+        stealLeases: true,
+        // Dies as the outcome is delivered, before anything of it is journaled.
+        crashAt: (point) => point === "produced" && calledHere,
+      });
+      await doomed.exec.activate(bomb);
+      await until(async () => calledHere || (await store.getRun(bomb))?.status === "failed");
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the outcome's activation dies
+    }
+    const run = await store.getRun(bomb);
+    expect(run?.status, `after ${incarnations} incarnations`).toBe("failed");
+    expect(run?.error?.code).toBe("CRASH_LOOP");
+    expect(run?.lastSeq).toBe(3); // started, the call, the verdict: the outcome never
+    expect(incarnations).toBeLessThanOrEqual(7);
+  });
+});
+
+describe("far timers of hot runs", () => {
+  it("arm 30 days, a year and the largest wait without a busy loop", async () => {
+    const { toolset } = tools();
+    const { exec } = executor(toolset, "sleeper");
+    const waits = [`"30d"`, `"365d"`, `8.64e15 - Date.now()`];
+    const runs: string[] = [];
+    for (const wait of waits) {
+      const runId = await submit(`import { sleep } from "rewind";
+        export default async () => { await sleep(${wait}); return "woke"; };`);
+      await exec.activate(runId);
+      expect((await store.getRun(runId))?.status).toBe("waiting");
+      runs.push(runId);
+    }
+    // Node fires a timeout past 2^31-1 ms after 1 ms: armed as one, each of these would wake
+    // the executor about a thousand times a second. Count the timeouts armed for a second.
+    const armed: unknown[] = [];
+    const original = globalThis.setTimeout;
+    globalThis.setTimeout = ((callback: () => void, ms?: number) => {
+      armed.push(ms);
+      return original(callback, ms);
+    }) as typeof setTimeout;
+    try {
+      await new Promise((resolve) => original(resolve, 1000));
+    } finally {
+      globalThis.setTimeout = original;
+    }
+    expect(armed.length, `timeouts armed: ${armed.slice(0, 10).join(", ")}…`).toBeLessThan(50);
+    for (const runId of runs) expect((await store.getRun(runId))?.status).toBe("waiting");
+    await exec.close();
+  });
+});
+
+describe("a run with many timers due at once", () => {
+  it("fires them all, a bounded number per turn, each turn one commit", async () => {
+    const { toolset } = tools();
+    const { exec, ended } = executor(toolset, "timers");
+    const runId = await submit(`export default async () => {
+      const due = Date.now() + 300;
+      await Promise.all(Array.from({ length: 300 }, () => new Promise((resolve) => setTimeout(resolve, due - Date.now()))));
+      return "all fired";
+    };`);
+    await exec.activate(runId);
+    await until(() => ended.has(runId), 20_000);
+    const run = await store.getRun(runId);
+    expect(run?.status, JSON.stringify(run?.error)).toBe("completed");
+    const journal = await store.readJournal(runId);
+    expect(journal.filter((e) => e.kind === "timer.fired")).toHaveLength(300);
+    // Delivered 64 a turn, each turn's firings in one commit: a few commits, not 300.
+    expect(
+      new Set(journal.filter((e) => e.kind === "timer.fired").map((e) => e.at)).size,
+    ).toBeLessThan(10);
+    await exec.close();
+  });
+});
+
 describe("cold replay in fast slices", () => {
   it("replays a heavy script again in async mode when a slice runs out, and carries on", async () => {
     const { toolset } = tools();
@@ -486,4 +575,3 @@ describe("live activations in sync slices", () => {
     await exec.close();
   }, 30_000);
 });
-

@@ -17,6 +17,7 @@ import type { CompiledScript } from "./compiler.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle } from "./guest-bundle.js";
 import { SourceMapper } from "./source-map.js";
+import type { InstantiateOptions, ScriptSandbox } from "./script-sandbox.js";
 
 // Local time inside the sandbox is UTC on every host: `new Date(2024, 0, 1)` must mean the same
 // instant on every worker. Set before any isolate exists (Node re-reads TZ when it changes).
@@ -157,7 +158,7 @@ class IsolateSlot {
 
 type SandboxMode = "sync" | "async";
 
-export class Sandbox {
+export class Sandbox implements ScriptSandbox {
   readonly options: Required<SandboxOptions>;
   private current: IsolateSlot | undefined;
   private readonly slots = new Set<IsolateSlot>();
@@ -168,10 +169,7 @@ export class Sandbox {
   }
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
-  async instantiate(
-    script: CompiledScript,
-    run: { seed: string; startAt: number; fastReplay?: boolean; liveSlices?: boolean },
-  ): Promise<ScriptInstance> {
+  async instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptInstance> {
     const slot = this.admit();
     const mode = this.options.mode;
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);

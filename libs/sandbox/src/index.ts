@@ -5,6 +5,12 @@ export {
   LiveSliceExceeded,
   type SandboxOptions,
 } from "./host.js";
+export {
+  SandboxLost,
+  type InstantiateOptions,
+  type ScriptHandle,
+  type ScriptSandbox,
+} from "./script-sandbox.js";
 export { compileScript, type CompiledScript, type ScriptSource } from "./compiler.js";
 export { guestBundle, type GuestBundle } from "./guest-bundle.js";
 export { SourceMapper } from "./source-map.js";

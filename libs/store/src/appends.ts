@@ -132,6 +132,9 @@ async function commitPlainStep(
   }
 }
 
+/** The last instant a JavaScript Date can name: no timer is due later (docs/timers.md). */
+const LAST_DUE_MS = 8.64e15;
+
 /** An append as rw_commit takes it: rows, values stored apart, timers, and what ends the run. */
 export async function encodeAppend(
   append: RunAppend,
@@ -151,7 +154,9 @@ export async function encodeAppend(
     if (value) encoded.push(value);
     switch (entry.kind) {
       case "timer.set":
-        timersSet.push({ seq: entry.seq, due: entry.due });
+        // The row's due_at is a bigint: a due past the last date (an epoch-1 journal may hold
+        // 1e308) is kept as that date, never fires sooner, and never fails the commit.
+        timersSet.push({ seq: entry.seq, due: Math.min(entry.due, LAST_DUE_MS) });
         break;
       case "timer.cancel":
         timersCleared.push(entry.timerSeq);

@@ -95,7 +95,14 @@ export async function load(
   const lastSeq = journal.at(-1)?.seq ?? 1;
   const run = runRowFromJson(row.run);
   return {
-    lease: { runId, owner, token: run.leaseToken, lastSeq, attempts: run.attempts },
+    lease: {
+      runId,
+      owner,
+      token: run.leaseToken,
+      lastSeq,
+      attempts: run.attempts,
+      deaths: { count: run.deaths, seq: run.deathSeq, cause: run.deathCause },
+    },
     record: await toRecord(run, lastSeq, loadValues),
     journal,
     inbox: row.inbox.map((item) => ({
@@ -134,4 +141,25 @@ export async function clearAttempts(sql: SqlClient, lease: Lease): Promise<void>
     "UPDATE rw_runs SET attempts = 0 WHERE id = $1 AND lease_owner = $2 AND lease_token = $3",
     [lease.runId, lease.owner, lease.token],
   );
+}
+
+/**
+ * A death of the run's sandbox process while it executed, at journal end $4 (migration 0007):
+ * counted again at the same seq, from 1 at a later one. Fenced like an append, so a stale owner
+ * cannot charge a run that moved on.
+ */
+export async function recordDeath(
+  sql: SqlClient,
+  lease: Lease,
+  seq: number,
+  cause: string,
+): Promise<number> {
+  const rows = await sql.query<{ deaths: number }>(
+    `UPDATE rw_runs SET deaths = CASE WHEN $4 > death_seq THEN 1 ELSE deaths + 1 END,
+            death_seq = greatest(death_seq, $4), death_cause = $5
+      WHERE id = $1 AND lease_owner = $2 AND lease_token = $3
+     RETURNING deaths`,
+    [lease.runId, lease.owner, lease.token, seq, cause],
+  );
+  return rows[0]?.deaths ?? 0;
 }

@@ -54,6 +54,10 @@ export const runs = pgTable("rw_runs", {
   attempts: integer("attempts").notNull(),
   /** The journal's end when the attempts were last counted (migration 0005). */
   attemptSeq: integer("attempt_seq").notNull().default(0),
+  /** Sandbox process deaths while this run executed, at death_seq (migration 0007). */
+  deaths: integer("deaths").notNull().default(0),
+  deathSeq: integer("death_seq").notNull().default(0),
+  deathCause: text("death_cause"),
   resultJson: text("result_json"),
   resultRef: text("result_ref"),
   error: jsonb("error"),

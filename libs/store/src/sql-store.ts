@@ -246,6 +246,10 @@ export class SqlStore implements Store {
     return leases.clearAttempts(this.sql, lease);
   }
 
+  recordDeath(lease: Lease, seq: number, cause: string): Promise<number> {
+    return leases.recordDeath(this.sql, lease, seq, cause);
+  }
+
   // ---- appends
 
   async commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]> {

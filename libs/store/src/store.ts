@@ -66,6 +66,12 @@ export interface Lease {
    * cleanly: how many times in a row it may have taken its process down.
    */
   attempts: number;
+  /**
+   * Deaths of a sandbox process while this run was the one executing in it, all at the journal's
+   * end `deathSeq` (a death at a later seq starts the count again), and what the last one said.
+   * Absent on a lease from acquireLease.
+   */
+  deaths?: { count: number; seq: number; cause: string | null };
 }
 
 /** Entries to append to one run's journal, fenced by its lease and by the seq they follow. */
@@ -170,6 +176,11 @@ export interface Store {
   releaseLease(lease: Lease): Promise<void>;
   /** The run was loaded and is fine (it just waits): this load does not count as an attempt. */
   clearAttempts(lease: Lease): Promise<void>;
+  /**
+   * The sandbox process died while this run was executing in it, its journal ending at `seq`:
+   * counted before the run is loaded again (fenced by the lease). Returns the count at that seq.
+   */
+  recordDeath(lease: Lease, seq: number, cause: string): Promise<number>;
   /** Appends for many runs in one commit; each run's append is fenced on its own. */
   commit(appends: readonly RunAppend[]): Promise<AppendOutcome[]>;
 

@@ -331,6 +331,42 @@ export function conformance(name: string, backend: Backend): void {
       );
     });
 
+    it("counts sandbox deaths at the seq they happened, from 1 again past it", async () => {
+      const entry = started();
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      const first = (await store.loadRun(entry.runId, "w1", 30_000))!;
+      expect(first.lease.deaths).toEqual({ count: 0, seq: 0, cause: null });
+      expect(await store.recordDeath(first.lease, 1, "abort one")).toBe(1);
+      expect(await store.recordDeath(first.lease, 1, "abort two")).toBe(2);
+      // Handed back and loaded again (what a re-run tool call does): no progress, the count stays.
+      await store.releaseLease(first.lease);
+      const second = (await store.loadRun(entry.runId, "w2", 30_000))!;
+      expect(second.lease.deaths).toEqual({ count: 2, seq: 1, cause: "abort two" });
+      expect(await store.recordDeath(second.lease, 1, "abort three")).toBe(3);
+      // A stale owner charges nothing.
+      expect(await store.recordDeath(first.lease, 1, "stale")).toBe(0);
+      await store.commit([
+        { lease: second.lease, afterSeq: 1, entries: [call(2)], status: "running" },
+      ]);
+      // Past the seq of the last death: progress, the next death is the first again.
+      expect(await store.recordDeath(second.lease, 2, "abort four")).toBe(1);
+      const third = (await store.loadRun(entry.runId, "w2", 30_000))!;
+      expect(third.lease.deaths).toEqual({ count: 1, seq: 2, cause: "abort four" });
+    });
+
+    it("keeps a timer due past the last date (an epoch-1 journal's 1e308) without failing", async () => {
+      const { entry, lease } = await newRun();
+      const far = { seq: 2, kind: "timer.set", at: 1_000, due: 1e308 } as const;
+      expect(
+        await store.commit([{ lease, afterSeq: 1, entries: [far], status: "waiting" }]),
+      ).toEqual(["ok"]);
+      expect((await store.readJournal(entry.runId))[1]).toEqual(far);
+      const mine = async (now: number) =>
+        (await store.dueTimers(now, 100)).filter((t) => t.runId === entry.runId);
+      expect(await mine(Date.now() + 1e12)).toEqual([]);
+      expect(await mine(8.64e15)).toEqual([{ runId: entry.runId, timerSeq: 2, dueAt: 8.64e15 }]);
+    });
+
     it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {
       const { entry, lease } = await newRun();
       await store.commit([
@@ -586,6 +622,7 @@ export function conformance(name: string, backend: Backend): void {
         token: lease.token + 1,
         lastSeq: 2,
         attempts: 1, // the commit was progress: this load is the first attempt since
+        deaths: { count: 0, seq: 0, cause: null },
       });
       expect(loaded.record).toEqual({
         ...(await store.getRun(entry.runId)),

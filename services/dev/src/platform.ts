@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { LocalRunChanges, createApi } from "@rewind/api";
 import {
   Executor,
+  SandboxProcesses,
   WakeUp,
   activationFailureLog,
   announceWorker,
@@ -10,7 +11,7 @@ import {
 } from "@rewind/executor";
 import { QuarantineService } from "@rewind/quarantine";
 import { BullMqQueue, InProcessQueue, type ActivationQueue } from "@rewind/queue";
-import { Sandbox, epochSupport } from "@rewind/sandbox";
+import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore, type Store } from "@rewind/store";
 import { localToken } from "./local-token.js";
@@ -57,7 +58,15 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     ...(options.blobUrl ? { blobUrl: options.blobUrl } : {}),
   });
   const token = await localToken(store, dataDir);
-  const sandbox = new Sandbox({ mode: "async" });
+  // Scripts run in a supervised process of their own: one that aborts it (a heap bomb) costs
+  // only its own run, charged to it, while this process goes on serving the API and the others.
+  const sandbox = new SandboxProcesses({
+    onExit: (why, runId, lost) =>
+      log(
+        `${why}${runId === undefined ? "" : `; run ${runId} was executing and is charged a death`}; ` +
+          `${lost} run${lost === 1 ? "" : "s"} of it are loaded again in a new one`,
+      ),
+  });
   const toolsets = new Map((options.toolsets ?? []).map((t) => [t.name, t] as const));
   // Journal followers (result and journal long-polls) wake on each commit, not on a poll timer.
   const changes = new LocalRunChanges();

@@ -5,13 +5,14 @@ import { RewindError } from "@rewind/core";
 import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
 import {
   Executor,
+  SandboxProcesses,
   WakeUp,
   activationFailureLog,
   announceWorker,
   publishToolsets,
 } from "@rewind/executor";
 import { BullMqQueue } from "@rewind/queue";
-import { Sandbox, epochSupport } from "@rewind/sandbox";
+import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
 import { startHealthServer } from "@rewind/telemetry";
@@ -28,6 +29,13 @@ const Config = z.object({
     .number({ error: "REWIND_MAX_HOT_MB must be a number of MiB" })
     .positive("REWIND_MAX_HOT_MB must be positive")
     .default(1024),
+  /** Sandbox processes running this worker's scripts (runs are spread over them). */
+  REWIND_SANDBOX_PROCESSES: z.coerce
+    .number({ error: "REWIND_SANDBOX_PROCESSES must be a whole number of processes" })
+    .int("REWIND_SANDBOX_PROCESSES must be a whole number of processes")
+    .min(1, "REWIND_SANDBOX_PROCESSES must be at least 1")
+    .max(64, "REWIND_SANDBOX_PROCESSES must be at most 64")
+    .default(1),
   /** Serves /healthz, /readyz and /metrics when set (0: any free port). */
   REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
   /**
@@ -68,7 +76,16 @@ export async function startWorker(options: WorkerOptions) {
     prefix: config.REWIND_REDIS_PREFIX,
     stickyTimeoutMs: config.REWIND_STICKY_TIMEOUT_MS,
   });
-  const sandbox = new Sandbox({ mode: "async" });
+  // Scripts run in supervised processes of their own: one that aborts its process (a heap bomb)
+  // costs only its own run, charged to it, and never this worker's other runs or its leases.
+  const sandbox = new SandboxProcesses({
+    processes: config.REWIND_SANDBOX_PROCESSES,
+    onExit: (why, runId, lost) =>
+      log(
+        `${why}${runId === undefined ? "" : `; run ${runId} was executing and is charged a death`}; ` +
+          `${lost} run${lost === 1 ? "" : "s"} of it are loaded again in a new one`,
+      ),
+  });
   // The epochs this process can replay: one whose V8 or isolated-vm it lacks is refused, saying so.
   const support = epochSupport({
     maxValueBytes: sandbox.options.maxValueBytes,

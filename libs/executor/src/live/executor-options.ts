@@ -1,10 +1,11 @@
 import type { OutputEntry, Toolset } from "@rewind/core";
-import type { Sandbox } from "@rewind/sandbox";
+import type { ScriptSandbox } from "@rewind/sandbox";
 import type { RunStatus, Store } from "@rewind/store";
 
 export interface ExecutorOptions {
   store: Store;
-  sandbox: Sandbox;
+  /** What runs the scripts: SandboxProcesses in a service, so that an abort costs only that run. */
+  sandbox: ScriptSandbox;
   toolsets: ReadonlyMap<string, Toolset>;
   /** This process's lease owner name: unique per process incarnation. */
   owner: string;
@@ -30,6 +31,8 @@ export interface ExecutorOptions {
   /** Output, once committed: what clients are shown. */
   onOutput?: (runId: string, entry: OutputEntry) => void;
   onEnded?: (runId: string, status: RunStatus) => void;
+  /** A sandbox process died while this run's script executed in it (the death is charged). */
+  onDeath?: (runId: string, why: string) => void;
   /** An activation that failed (the store unreachable …); it is retried. */
   onError?: (runId: string, error: unknown) => void;
   /**

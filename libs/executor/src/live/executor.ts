@@ -12,7 +12,8 @@ import {
   ReplaySliceExceeded,
   epochSupport,
   type CompiledScript,
-  type ScriptInstance,
+  SandboxLost,
+  type ScriptHandle,
 } from "@rewind/sandbox";
 import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
 import { invokeTool } from "../invoke.js";
@@ -29,8 +30,12 @@ import {
 import type { ExecutorOptions, FaultPoint } from "./executor-options.js";
 import { HotRun, outcomeEvent } from "./hot-run.js";
 import { HotRuns } from "./hot-runs.js";
+import { armUntil } from "./long-timer.js";
 
 class Crashed extends Error {}
+
+/** Events (outcomes, due timers) one activation of a run handles before yielding its turn. */
+const EVENTS_PER_TURN = 64;
 
 /**
  * Executes runs live against the store: one owner per run (a lease with a fencing token), events
@@ -144,8 +149,12 @@ export class Executor {
     if (run === undefined || run.dropped) return;
     run.lastActive = this.now();
     run.wakePending = false;
+    // What one run may take per turn: a run with thousands of events ready (timers due at once,
+    // calls answered together) takes a bounded share, then waits for its next turn behind what
+    // else is ready (issue 17's fairness), instead of holding the loop for all of them.
+    let budget = EVENTS_PER_TURN;
     // Outcomes of calls, in the order they arrived.
-    while (run.outcomes.length > 0) {
+    while (run.outcomes.length > 0 && budget-- > 0) {
       const event = { ...run.outcomes[0]!, at: this.now() };
       // After a verdict or a cancel, outcomes of calls still in flight are recorded, not delivered.
       const produce =
@@ -179,19 +188,44 @@ export class Executor {
           : async () => run.engine.cancel("cancelled through the API");
       if (!(await this.step(run, produce, item.id))) return;
     }
-    // Timers that are due.
-    for (const timer of run.engine.pendingTimers()) {
-      if (run.engine.outcome !== undefined || timer.due > this.now()) continue;
-      const fire = () =>
-        run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: this.now() });
+    // Timers that are due, delivered together and journaled in one commit (their effects wait
+    // for it, as every effect does): thousands due at once cost a commit per turn, not each.
+    const now = this.now();
+    const due: number[] = [];
+    for (const timer of run.engine.pendingTimers())
+      if (timer.due <= now && due.push(timer.seq) > budget) break;
+    const fired = due.slice(0, Math.max(0, budget));
+    if (due.length > fired.length) budget = -1; // more are due than this turn takes
+    if (fired.length > 0 && run.engine.outcome === undefined) {
+      const fire = async () => {
+        const entries: JournalEntry[] = [];
+        for (const timerSeq of fired) {
+          if (run.engine.outcome !== undefined) break; // ended: later timers no longer fire
+          entries.push(...(await run.engine.deliver({ kind: "timer.fired", timerSeq, at: now })));
+        }
+        return entries;
+      };
       if (!(await this.step(run, fire))) return;
     }
-    if (run.attemptOpen && !run.dropped) {
-      // Loaded and fine, with nothing to do yet (it waits): this load was no attempt.
+    if (budget < 0) this.nextTurn(run); // more was ready than this turn could take
+    if (run.attemptOpen && !run.rerunCalls && !run.dropped) {
+      // Loaded and fine, with nothing to do yet (it waits): this load was no attempt. Not so
+      // when it re-ran a call: its outcome is what may take the process down (issue 17).
       run.attemptOpen = false;
       await this.options.store.clearAttempts(run.lease);
     }
     await this.settle(run);
+  }
+
+  /**
+   * Activates the run again once what is ready now (I/O, other runs' activations) had its turn.
+   * Wake-ups collapse: a run with many timers due at once gets one activation, not one each.
+   */
+  private nextTurn(run: HotRun, later = true): void {
+    if (run.wakePending) return;
+    run.wakePending = true;
+    if (later) setImmediate(() => void this.activate(run.runId, true));
+    else void this.activate(run.runId, true);
   }
 
   /** A cold run: take its lease, read its journal, replay it, and carry on live. */
@@ -204,7 +238,13 @@ export class Executor {
     });
     if (loaded === undefined) return undefined; // ended, another owner holds it, or another epoch
     const { lease, record, journal, inbox } = loaded;
-    if (lease.attempts > (this.options.maxAttempts ?? 5)) return this.failCrashLoop(lease);
+    const bound = this.options.maxAttempts ?? 5;
+    // Deaths of its sandbox process while it executed, charged by the supervisor before this
+    // load: past the bound with no progress beyond the seq of the last one, it is failed first.
+    const deaths = lease.deaths;
+    if (deaths !== undefined && deaths.count >= bound && lease.lastSeq <= deaths.seq)
+      return this.failCrashLoop(lease, deaths.count, deaths.cause ?? undefined);
+    if (lease.attempts > bound) return this.failCrashLoop(lease, lease.attempts - 1);
     if (ENDED_STATUSES.has(record.status) || record.status === "quarantined") {
       await store.releaseLease(lease);
       return undefined;
@@ -214,7 +254,7 @@ export class Executor {
       throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
     const script = await this.script(record.scriptHash);
     let replayed: {
-      instance: ScriptInstance;
+      instance: ScriptHandle;
       resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
     };
     // A fork's first load: the new script against its parent's journal, reusing what matches.
@@ -234,6 +274,7 @@ export class Executor {
         },
       );
     } catch (error) {
+      if (error instanceof SandboxLost) return this.loadAgain(lease, journal.length, error);
       // A replay that leaves its journal, or a journal that cannot be replayed: the platform's
       // fault, never the run's. It is held for an operator, before anything of it happens again.
       const reason = quarantineReason(error);
@@ -261,6 +302,9 @@ export class Executor {
         break;
       }
       this.invoke(run, call);
+      // A call run again is no progress: if the script dies on its outcome, as it did last time,
+      // this load must still count (see `process`).
+      run.rerunCalls = true;
     }
     for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
@@ -281,6 +325,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      runId: started.runId,
     });
     let forked: Awaited<ReturnType<typeof RunEngine.fork>>;
     try {
@@ -323,6 +368,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      runId: started.runId,
       fastReplay: slices,
       liveSlices: slices,
     });
@@ -352,6 +398,7 @@ export class Executor {
       entries = await produce();
     } catch (error) {
       if (error instanceof LiveSliceExceeded) return this.rebuild(run);
+      if (error instanceof SandboxLost) return this.failover(run, error);
       throw error;
     }
     if (entries.length === 0 && run.status === run.storedStatus) return true;
@@ -445,6 +492,42 @@ export class Executor {
     return false;
   }
 
+  /**
+   * The sandbox process running this run's script died: the hot copy is gone. The death is
+   * charged to this run if its script was the one executing (before it is loaded again, so the
+   * load sees the count); the run is then loaded in a fresh process, its pending events go to the
+   * new copy, and calls in flight here keep running and report to it. Returns false.
+   */
+  private async failover(run: HotRun, lost: SandboxLost): Promise<false> {
+    this.hot.delete(run.runId);
+    run.dispose(); // not drop(): the calls it owes stay owed, by its successor
+    metrics.hotRuns.set(this.hot.size);
+    const next = await this.loadAgain(run.lease, run.committedSeq, lost);
+    if (next !== undefined) {
+      run.successor = next;
+      next.outcomes.unshift(...run.outcomes);
+      this.inboxDirty.add(run.runId);
+      void this.activate(run.runId, true);
+    }
+    return false;
+  }
+
+  /** After a lost sandbox process: the death charged if this run was executing, then a new load. */
+  private async loadAgain(
+    lease: Lease,
+    seq: number,
+    lost: SandboxLost,
+  ): Promise<HotRun | undefined> {
+    if (lost.executing) {
+      await this.options.store.recordDeath(lease, seq, lost.why);
+      this.options.onDeath?.(lease.runId, lost.why);
+    }
+    // Handed back and taken again: taking it while still ours would count the load as an
+    // attempt, and a run that merely shared the dead process must not be charged anything.
+    await this.options.store.releaseLease(lease);
+    return this.load(lease.runId);
+  }
+
   private invoke(run: HotRun, call: CallEntry): void {
     const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
     if (tool === undefined) return;
@@ -465,10 +548,7 @@ export class Executor {
         return; // the run left this process: its new owner runs the call again
       }
       current.outcomes.push(outcomeEvent(call, outcome, this.now()));
-      if (!current.wakePending) {
-        current.wakePending = true;
-        void this.activate(run.runId, true);
-      }
+      this.nextTurn(current, false);
     });
   }
 
@@ -487,19 +567,14 @@ export class Executor {
 
   private wakeAt(run: HotRun, timerSeq: number, due: number): void {
     clearTimeout(run.timerHandles.get(timerSeq));
-    // setTimeout may fire a little before the wall clock reaches `due`; the timer would then not
-    // be due yet when the activation looks, so wait out the rest before activating.
-    const wake = () => {
-      const left = due - this.now();
-      if (left > 0) {
-        const again = setTimeout(wake, left);
-        again.unref();
-        run.timerHandles.set(timerSeq, again);
-      } else void this.activate(run.runId, true);
-    };
-    const handle = setTimeout(wake, Math.max(0, due - this.now()));
-    handle.unref();
-    run.timerHandles.set(timerSeq, handle);
+    // In steps Node can arm (a far timer would otherwise fire at once, again and again), and
+    // only once the clock has reached `due`: the activation must find the timer due.
+    armUntil(
+      due,
+      this.now,
+      () => this.nextTurn(run, false),
+      (handle) => run.timerHandles.set(timerSeq, handle),
+    );
   }
 
   /**
@@ -544,12 +619,12 @@ export class Executor {
   }
 
   /** A run that took its process down again and again without progress is failed, not retried. */
-  private async failCrashLoop(lease: Lease): Promise<undefined> {
+  private async failCrashLoop(lease: Lease, times: number, cause?: string): Promise<undefined> {
     const verdict = {
       seq: lease.lastSeq + 1,
       kind: "run.failed",
       at: this.now(),
-      error: crashLoop(lease.attempts - 1, lease.lastSeq),
+      error: crashLoop(times, lease.lastSeq, cause),
     } as JournalEntry;
     await this.committer.append({
       lease,

@@ -1,6 +1,6 @@
 import type { CallEntry, ErrorData, Json } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
-import type { ScriptInstance } from "@rewind/sandbox";
+import type { ScriptHandle } from "@rewind/sandbox";
 import type { InboxItem, Lease, RunStatus } from "@rewind/store";
 
 /** A run whose sandbox is alive in this process: its next event needs no replay. */
@@ -18,6 +18,8 @@ export class HotRun {
   wakePending = false;
   /** Loaded cold and nothing journaled since: the store counts this load as an attempt. */
   attemptOpen = true;
+  /** Its load ran again calls journaled without an outcome: that load counts as an attempt. */
+  rerunCalls = false;
   /** Its last commit handed the lease back (it ended with nothing in flight). */
   leaseReleased = false;
   /** The inbox as the cold load read it: handled by the first activation, then read afresh. */
@@ -29,7 +31,7 @@ export class HotRun {
     readonly runId: string,
     readonly toolset: string,
     readonly engine: RunEngine,
-    readonly instance: ScriptInstance,
+    readonly instance: ScriptHandle,
     public lease: Lease,
     committedSeq: number,
   ) {

@@ -1,4 +1,4 @@
-import type { Sandbox } from "@rewind/sandbox";
+import type { ScriptSandbox } from "@rewind/sandbox";
 import { metrics } from "@rewind/telemetry";
 import type { HotRun } from "./hot-run.js";
 
@@ -18,7 +18,7 @@ export class HotRuns extends Map<string, HotRun> {
   private heapCheckedAt = -Infinity;
 
   constructor(
-    private readonly sandbox: Sandbox,
+    private readonly sandbox: ScriptSandbox,
     private readonly bounds: HotRunBounds,
     private readonly now: () => number,
   ) {

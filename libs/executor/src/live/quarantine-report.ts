@@ -11,7 +11,7 @@ import {
   currentEnvironment,
   guestBundle,
   type CompiledScript,
-  type Sandbox,
+  type ScriptSandbox,
 } from "@rewind/sandbox";
 import { checkReplay } from "../replay-check.js";
 
@@ -58,7 +58,7 @@ export async function quarantineEntry(args: {
   journal: readonly JournalEntry[];
   runEpoch: number;
   worker: WorkerIdentity;
-  sandbox: Sandbox;
+  sandbox: ScriptSandbox;
   script: CompiledScript;
   at: number;
 }): Promise<RunQuarantinedEntry> {

@@ -7,7 +7,7 @@ import {
   PromiseThen,
   promiseResolve,
 } from "./intrinsics.js";
-import { callTool, cancelTimer, failRun, nextSignal, setTimer } from "./scheduler.js";
+import { callTool, cancelTimer, checkWait, failRun, nextSignal, setTimer } from "./scheduler.js";
 
 /** The `rewind` module scripts import: `tools`, `sleep`, `waitForSignal`. */
 export function createRewindModule() {
@@ -22,6 +22,7 @@ export function createRewindModule() {
   const sleep = (duration: Duration): Promise<void> => {
     const ms = parseDuration(duration, "sleep()'s duration");
     return new OriginalPromise((resolve) => {
+      checkWait(ms, "sleep()'s duration"); // a rejection, as a wait that cannot be
       setTimer(ms, () => resolve());
     });
   };
@@ -55,11 +56,14 @@ export function installTimers(global: typeof globalThis): void {
 
   define("setTimeout", (callback: unknown, ms?: unknown, ...args: unknown[]) => {
     if (typeof callback !== "function") throw new TypeError("setTimeout needs a function");
+    // Durable like sleep: the full delay, journaled, even past 2^31-1 ms (where Node fires at once).
+    checkWait(delayOf(ms), "setTimeout's delay");
     return setTimer(delayOf(ms), () => callback(...args));
   });
   define("setInterval", (callback: unknown, ms?: unknown, ...args: unknown[]) => {
     if (typeof callback !== "function") throw new TypeError("setInterval needs a function");
     const delay = Math.max(1, delayOf(ms));
+    checkWait(delay, "setInterval's delay");
     let handle = 0;
     // Every tick's timer is labelled with the setInterval line (kept, so captured always).
     const callsite = userCallsite();

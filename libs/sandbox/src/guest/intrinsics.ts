@@ -17,6 +17,7 @@ export const ObjectDefineProperty = Object.defineProperty;
 export const ObjectKeys = Object.keys;
 export const OriginalDate = Date;
 export const OriginalError = Error;
+export const OriginalRangeError = RangeError;
 export const OriginalPromise = Promise;
 /** Promise.resolve without reading `Promise.resolve` (a script may replace it). */
 export const promiseResolve = <T>(value: T): Promise<Awaited<T>> =>

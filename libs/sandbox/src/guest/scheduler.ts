@@ -4,6 +4,7 @@ import {
   JsonStringify,
   OriginalError,
   OriginalPromise,
+  OriginalRangeError,
   PromiseThen,
   promiseResolve,
 } from "./intrinsics.js";
@@ -86,6 +87,26 @@ export function callTool(name: string, args: unknown): Promise<unknown> {
   });
 }
 
+/**
+ * The last instant a JavaScript Date can name (+275760-09-13T00:00:00.000Z). A timer due later
+ * could not be shown (its due date is no date), nor kept by the store: the largest duration a
+ * script may wait is the one that ends there (docs/timers.md).
+ */
+const LAST_DUE_MS = 8.64e15;
+
+/**
+ * Throws, where the script can catch it, when a wait of `delayMs` would end after LAST_DUE_MS.
+ * Only waits that never worked are refused: before this check they made the run unshowable or
+ * failed it at its next commit.
+ */
+export function checkWait(delayMs: number, what: string): void {
+  if (finished || clock.now + delayMs <= LAST_DUE_MS) return;
+  throw new OriginalRangeError(
+    `${what} of ${delayMs} ms would end after +275760-09-13T00:00:00.000Z, the last instant a ` +
+      `timer can be due: wait at most ${LAST_DUE_MS - clock.now} ms from now`,
+  );
+}
+
 /** Sets a journaled timer; returns its id. `fire` runs when the host delivers `timer.fired`. */
 export function setTimer(delayMs: number, fire: () => void, callsite = site()): number {
   const id = nextId++;
@@ -121,6 +142,7 @@ export function nextSignal(name: string, timeoutMs: number | undefined): Promise
     };
     waiters.push(waiter);
     if (timeoutMs !== undefined) {
+      checkWait(timeoutMs, "waitForSignal()'s timeout");
       timerId = setTimer(
         timeoutMs,
         () => {

@@ -1,0 +1,287 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import {
+  RewindError,
+  type GuestCommand,
+  type GuestEvent,
+  type Json,
+} from "@rewind/core";
+import {
+  Sandbox,
+  SandboxLost,
+  type CompiledScript,
+  type InstantiateOptions,
+  type SandboxOptions,
+  type ScriptHandle,
+  type ScriptSandbox,
+} from "@rewind/sandbox";
+import { errorFrom, plain } from "./replay-pool.js";
+import type { ChildReply, ChildRequest } from "./sandbox-wire.js";
+
+export interface SandboxProcessesOptions {
+  /** Sandbox processes in the pool (default 1); a run stays in the one it started in. */
+  processes?: number;
+  /** Limits of each process's sandbox (it runs in sync mode: the process does nothing else). */
+  sandbox?: Omit<SandboxOptions, "mode">;
+  /** A sandbox process died; `runId` is the run that was executing, if one was. */
+  onExit?: (why: string, runId: string | undefined, lostRuns: number) => void;
+}
+
+/**
+ * Scripts in supervised child processes, so that an abort costs only the runs of that process and
+ * never the one serving them (`rewind dev`, `rewind worker`): isolated-vm's memory limit is a
+ * guideline, and one huge allocation makes V8 abort the whole process it runs in. A child that
+ * dies fails every request and instance it had with SandboxLost, naming the run that was
+ * executing at that moment (the child takes requests one at a time, in order, so that is the
+ * oldest one unanswered); the executor charges that run alone and loads the others again, in a
+ * new child started on the next instantiate.
+ *
+ * The hop costs one IPC round trip per activation (a tool call's outcome in, its commands out);
+ * requests of different runs are pipelined, and a child keeps its contexts hot between them.
+ */
+export class SandboxProcesses implements ScriptSandbox {
+  readonly options: Required<SandboxOptions>;
+  private readonly children: SandboxChild[];
+
+  constructor(private readonly settings: SandboxProcessesOptions = {}) {
+    const count = settings.processes ?? 1;
+    if (!Number.isInteger(count) || count < 1 || count > 64)
+      throw new RewindError(
+        "INVALID_INPUT",
+        `A pool of sandbox processes needs 1 to 64 of them, got ${count}: leave it unset for one`,
+      );
+    // The limits as a sandbox would apply them (no isolate is made here).
+    this.options = { ...new Sandbox(settings.sandbox).options, mode: "sync" };
+    this.children = Array.from({ length: count }, () => new SandboxChild(this.options, settings));
+  }
+
+  instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptHandle> {
+    // The child with the fewest live runs takes the new one.
+    let child = this.children[0]!;
+    for (const other of this.children) if (other.liveRuns < child.liveRuns) child = other;
+    return child.instantiate(script, run);
+  }
+
+  heapUsedBytes(): number {
+    return this.children.reduce((sum, child) => sum + child.heapBytes, 0);
+  }
+
+  get liveRuns(): number {
+    return this.children.reduce((sum, child) => sum + child.liveRuns, 0);
+  }
+
+  /** The processes' ids (tests, diagnostics): undefined where none runs now. */
+  get pids(): (number | undefined)[] {
+    return this.children.map((child) => child.pid);
+  }
+
+  dispose(): void {
+    for (const child of this.children) child.close();
+  }
+}
+
+interface Pending {
+  inst: RemoteInstance | undefined;
+  resolve(commands: GuestCommand[] | null): void;
+  reject(error: unknown): void;
+}
+
+/** One supervised child: started on first use and again after one ended. */
+class SandboxChild {
+  private process: ChildProcess | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private readonly instances = new Set<RemoteInstance>();
+  /** Script hashes the current process has the code of. */
+  private readonly scripts = new Set<string>();
+  private nextId = 1;
+  private nextInst = 1;
+  private stderrTail = "";
+  private closed = false;
+  heapBytes = 0;
+
+  constructor(
+    private readonly options: Required<SandboxOptions>,
+    private readonly settings: SandboxProcessesOptions,
+  ) {}
+
+  get liveRuns(): number {
+    return this.instances.size;
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  async instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptHandle> {
+    if (this.closed)
+      throw new RewindError("UNAVAILABLE", "The sandbox processes were closed: the server stops");
+    const child = this.host();
+    const instance = new RemoteInstance(this, child, this.nextInst++, run.runId);
+    const known = this.scripts.has(script.hash);
+    this.scripts.add(script.hash);
+    this.instances.add(instance);
+    try {
+      await this.request(instance, {
+        op: "instantiate",
+        inst: instance.inst,
+        script: known ? { hash: script.hash } : plain(script),
+        run,
+      });
+    } catch (error) {
+      this.instances.delete(instance);
+      throw error;
+    }
+    return instance;
+  }
+
+  request(
+    inst: RemoteInstance,
+    body:
+      | Omit<Extract<ChildRequest, { op: "instantiate" }>, "id">
+      | { op: "start"; inst: number; input: Json }
+      | { op: "deliver"; inst: number; event: GuestEvent },
+  ): Promise<GuestCommand[] | null> {
+    const child = this.process;
+    if (child === undefined || inst.lost !== undefined || child !== inst.process)
+      return Promise.reject(inst.lost ?? new SandboxLost(inst.runId, false, "it was replaced"));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { inst, resolve, reject });
+      child.send({ ...body, id });
+    });
+  }
+
+  post(inst: RemoteInstance, body: ChildRequest): void {
+    if (inst.lost === undefined && this.process === inst.process && this.process !== undefined)
+      this.process.send(body);
+  }
+
+  forget(inst: RemoteInstance): void {
+    this.instances.delete(inst);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.process?.kill("SIGKILL");
+  }
+
+  private host(): ChildProcess {
+    if (this.process !== undefined) return this.process;
+    const fromSource = import.meta.url.endsWith(".ts");
+    const child = fork(
+      fileURLToPath(
+        new URL(fromSource ? "./sandbox-child.ts" : "./sandbox-child.js", import.meta.url),
+      ),
+      [],
+      {
+        serialization: "advanced", // structured clone: commands cross without a JSON round
+        stdio: ["ignore", "inherit", "pipe", "ipc"],
+        // From source (vitest), the child loads TypeScript as the replay threads do.
+        execArgv: fromSource
+          ? [
+              "--conditions=@rewind/source",
+              "--import",
+              fileURLToPath(new URL("./worker-source/register.mjs", import.meta.url)),
+            ]
+          : [],
+      },
+    );
+    // Passed on, and the end kept: V8's last words name the cause of a death.
+    child.stderr!.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-4096);
+    });
+    child.on("message", (reply: ChildReply) => this.settle(reply));
+    // `close`, not `exit`: stderr has been read to its end by then.
+    child.on("close", (code, signal) => this.lost(child, code, signal));
+    child.on("error", () => {}); // a failed send shows as the close that follows
+    child.send({ op: "options", options: this.options } satisfies ChildRequest);
+    this.process = child;
+    this.scripts.clear();
+    this.stderrTail = "";
+    return child;
+  }
+
+  private settle(reply: ChildReply): void {
+    if (reply.heap !== undefined) this.heapBytes = reply.heap;
+    const waiting = this.pending.get(reply.id);
+    if (waiting === undefined) return;
+    this.pending.delete(reply.id);
+    if ("ok" in reply) waiting.resolve(reply.ok);
+    else if (reply.evicted === true)
+      waiting.reject(new SandboxLost(waiting.inst?.runId, false, "its isolate was lost"));
+    else waiting.reject(errorFrom(reply.error));
+  }
+
+  /** The child ended: the oldest request unanswered was executing; everything of it is lost. */
+  private lost(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.process !== child) return;
+    this.process = undefined;
+    this.heapBytes = 0;
+    const why = this.closed
+      ? "the sandbox processes were closed"
+      : describeDeath(code, signal, this.stderrTail);
+    let executing: string | undefined;
+    let first = true;
+    for (const waiting of this.pending.values()) {
+      const charged = first && !this.closed;
+      if (charged) executing = waiting.inst?.runId;
+      first = false;
+      waiting.reject(new SandboxLost(waiting.inst?.runId, charged, why));
+    }
+    this.pending.clear();
+    const lostRuns = this.instances.size;
+    for (const instance of this.instances)
+      instance.lost ??= new SandboxLost(instance.runId, false, why);
+    this.instances.clear();
+    if (!this.closed) this.settings.onExit?.(why, executing, lostRuns);
+  }
+}
+
+/** A run's instance in a child: every call is a request over IPC. */
+class RemoteInstance implements ScriptHandle {
+  lost: SandboxLost | undefined;
+
+  constructor(
+    private readonly child: SandboxChild,
+    readonly process: ChildProcess,
+    readonly inst: number,
+    readonly runId: string | undefined,
+  ) {}
+
+  async start(input: Json): Promise<GuestCommand[]> {
+    return (await this.child.request(this, { op: "start", inst: this.inst, input })) ?? [];
+  }
+
+  async deliver(event: GuestEvent): Promise<GuestCommand[]> {
+    return (await this.child.request(this, { op: "deliver", inst: this.inst, event })) ?? [];
+  }
+
+  captureCallsites(on: boolean): void {
+    // Queued in the child ahead of the next activation: messages keep their order.
+    this.child.post(this, { op: "callsites", inst: this.inst, on });
+  }
+
+  dispose(): void {
+    this.child.post(this, { op: "dispose", inst: this.inst });
+    this.child.forget(this);
+    this.lost ??= new SandboxLost(this.runId, false, "its instance was disposed");
+  }
+}
+
+/** How a child ended, in words, with V8's fatal line when it left one. */
+function describeDeath(code: number | null, signal: NodeJS.Signals | null, stderr: string): string {
+  const how = signal !== null ? `was killed (${signal})` : `exited with code ${code}`;
+  const fatal = stderr
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) =>
+      /fatal|out of memory|allocation failed|invalid (array|table|string)/i.test(line),
+    )
+    .at(-1);
+  const said = fatal === undefined ? "" : `, saying "${fatal.slice(0, 200)}"`;
+  return (
+    `its sandbox process ${how}${said}: V8 aborts a process when one allocation cannot fit ` +
+    `in the isolate's memory limit, so the script most likely allocated far too much at once`
+  );
+}

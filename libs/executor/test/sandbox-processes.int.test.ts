@@ -1,0 +1,160 @@
+/**
+ * Issue 17: a script that aborts the process running it (one allocation far past the isolate's
+ * memory limit makes V8 give up on the whole process) must cost only its own run. Scripts run in
+ * a supervised sandbox process; when it dies, the run that was executing is charged a death and
+ * the others sharing the process are loaded again in a fresh one. Real processes, a real abort.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newSeed, type RunStartedEntry } from "@rewind/core";
+import { Executor, SandboxProcesses, runInProcess } from "@rewind/executor";
+import { Sandbox, SandboxLost, compileScript } from "@rewind/sandbox";
+import { defineToolset } from "@rewind/sdk";
+import { migrate, openSqlClient, FolderBlobStore, SqlStore, type Store } from "@rewind/store";
+import { createTestDatabase } from "@rewind/store/testing";
+
+let store: Store;
+let drop: () => Promise<void>;
+let blobDir: string;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  const sql = await openSqlClient({ databaseUrl: database.url });
+  await migrate(sql);
+  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-procs-"));
+  store = new SqlStore(sql, new FolderBlobStore(blobDir));
+  drop = database.drop;
+});
+afterAll(async () => {
+  await store.close();
+  await drop();
+  rmSync(blobDir, { recursive: true, force: true });
+});
+
+const toolset = defineToolset("procs", { x: async (args: unknown) => ({ echoed: args }) });
+const BOMB = `import { tools } from "rewind";
+export default async () => { await tools.x({}); return new Array(1e9).fill(0).length; };`;
+const HONEST = `import { tools } from "rewind";
+export default async (input: { i: number }) => {
+  const seen = [];
+  for (let step = 0; step < 6; step++) {
+    seen.push(await tools.x({ i: input.i, step }));
+    await new Promise((resolve) => setTimeout(resolve, 150)); // alive across the bomb's deaths
+  }
+  return seen.length;
+};`;
+
+async function submit(source: string, input: unknown = null): Promise<string> {
+  const script = await compileScript({ source, filename: "procs.ts" });
+  await store.putScript(script);
+  const runId = `run_procs_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const started: RunStartedEntry = {
+    seq: 1,
+    kind: "run.started",
+    at: Date.now(),
+    runId,
+    scriptHash: script.hash,
+    input: input as null,
+    seed: newSeed(),
+    epoch: 1,
+    toolset: "procs",
+    namespace: "default",
+  };
+  await store.createRun({ started, ttlMs: 60_000 });
+  return runId;
+}
+
+async function until(check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("SandboxProcesses", () => {
+  it("runs a script as the in-process sandbox does, journal for journal", async () => {
+    const script = await compileScript({ source: HONEST, filename: "procs.ts" });
+    const local = new Sandbox();
+    const remote = new SandboxProcesses();
+    try {
+      const options = { script, toolset, input: { i: 1 }, seed: "ab".repeat(32) };
+      const here = await runInProcess({ ...options, sandbox: local });
+      const there = await runInProcess({ ...options, sandbox: remote });
+      expect(there.status).toBe("completed");
+      expect(there.journal).toEqual(here.journal);
+    } finally {
+      local.dispose();
+      remote.dispose();
+    }
+  });
+
+  it("fails what the dead process had with SandboxLost, charging only the run executing", async () => {
+    const pool = new SandboxProcesses();
+    try {
+      const bomb = await compileScript({
+        source: `export default async () => new Array(1e9).fill(0).length;`,
+        filename: "bomb.ts",
+      });
+      const idle = await compileScript({
+        source: `export default async () => 1;`,
+        filename: "one.ts",
+      });
+      const bystander = await pool.instantiate(idle, { seed: newSeed(), startAt: 0, runId: "b" });
+      const doomed = await pool.instantiate(bomb, { seed: newSeed(), startAt: 0, runId: "d" });
+      const first = pool.pids[0];
+      const died = await doomed.start(null).catch((error: unknown) => error);
+      expect(died).toBeInstanceOf(SandboxLost);
+      expect(died).toMatchObject({ runId: "d", executing: true });
+      expect((died as SandboxLost).why).toMatch(/sandbox process (was killed|exited)/);
+      const other = await bystander.start(null).catch((error: unknown) => error);
+      expect(other).toMatchObject({ runId: "b", executing: false });
+      // A fresh process takes the next run.
+      const next = await pool.instantiate(idle, { seed: newSeed(), startAt: 0, runId: "n" });
+      expect(await next.start(null)).toMatchObject([{ type: "complete", result: 1 }]);
+      expect(pool.pids[0]).not.toBe(first);
+    } finally {
+      pool.dispose();
+    }
+  }, 60_000);
+});
+
+describe("a bomb beside ten honest runs sharing its sandbox process", () => {
+  it("fails the bomb alone with CRASH_LOOP naming the cause, and completes the ten", async () => {
+    const exits: string[] = [];
+    const sandbox = new SandboxProcesses({ onExit: (why) => exits.push(why) });
+    const ended = new Map<string, string>();
+    const exec = new Executor({
+      store,
+      sandbox,
+      toolsets: new Map([["procs", toolset]]),
+      owner: "procs-1",
+      onEnded: (id, status) => ended.set(id, status),
+    });
+    try {
+      const honest: string[] = [];
+      for (let i = 0; i < 10; i++) honest.push(await submit(HONEST, { i }));
+      for (const id of honest) await exec.activate(id);
+      const bomb = await submit(BOMB);
+      await exec.activate(bomb);
+      await until(() => [bomb, ...honest].every((id) => ended.has(id)), 90_000);
+      const failed = await store.getRun(bomb);
+      expect(failed?.status).toBe("failed");
+      expect(failed?.error?.code).toBe("CRASH_LOOP");
+      expect(failed?.error?.message).toMatch(/started 5 times in a row/);
+      expect(failed?.error?.message).toMatch(/its sandbox process (was killed|exited)/);
+      // Restarted past the bound: five deaths, each charged to the bomb, and no more.
+      expect(exits).toHaveLength(5);
+      for (const id of honest) {
+        const run = await store.getRun(id);
+        expect(run?.status, `${id}: ${JSON.stringify(run?.error)}`).toBe("completed");
+        expect(run?.result).toBe(6);
+      }
+    } finally {
+      await exec.close();
+      sandbox.dispose();
+    }
+  }, 120_000);
+});
