@@ -10,6 +10,7 @@ import type { Doorbell } from "./doorbell.js";
 import { invalidInput, notFound, toHttpError } from "./errors.js";
 import { clientErrorHandler, registerMethodNotAllowed } from "./http-errors.js";
 import { forbiddenKey } from "./forbidden-keys.js";
+import { DEFAULT_MAX_VALUE_BYTES } from "./submission.js";
 import { openApiRoute } from "./openapi.js";
 import { registerRoute, type Route } from "./route.js";
 import { POLL_ONLY, type RunChanges } from "./run-changes.js";
@@ -39,6 +40,11 @@ export interface ApiOptions {
   pollMs?: number;
   /** The determinism epoch new runs are created on (default: this build's newest). */
   epoch?: number;
+  /**
+   * The largest value a run can take (an input, a signal's payload), in bytes of JSON: the
+   * sandbox's `maxValueBytes` (default 4 MiB). Larger ones are refused with 413 at submission.
+   */
+  maxValueBytes?: number;
   /** The largest request body, in bytes (default 8 MiB). */
   bodyLimit?: number;
   /** Where unexpected errors are reported (default: one line on stderr). */
@@ -102,6 +108,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     changes: options.changes ?? POLL_ONLY,
     version: options.version,
     epoch: options.epoch ?? CURRENT_EPOCH,
+    maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
