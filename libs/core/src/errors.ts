@@ -7,6 +7,11 @@ import type { ErrorData } from "./entries.js";
  */
 export const ERROR_TABLE = {
   INVALID_INPUT: { retryable: false, runStatus: null, http: 422 },
+  /** The HTTP request itself is malformed (a bad URL escape, a broken request line). */
+  BAD_REQUEST: { retryable: false, runStatus: null, http: 400 },
+  METHOD_NOT_ALLOWED: { retryable: false, runStatus: null, http: 405 },
+  URI_TOO_LONG: { retryable: false, runStatus: null, http: 414 },
+  HEADERS_TOO_LARGE: { retryable: false, runStatus: null, http: 431 },
   COMPILE_ERROR: { retryable: false, runStatus: null, http: 422 },
   NOT_FOUND: { retryable: false, runStatus: null, http: 404 },
   CONFLICT: { retryable: false, runStatus: null, http: 409 },

@@ -559,14 +559,15 @@ export class ScriptInstance {
           `and was stopped: keep less data in memory, or raise the limit`,
       };
     }
+    const timedOut = /timed out/i.test(message);
+    // Read before the context is released: what the turn had emitted names the real cause.
+    const emitted = timedOut ? this.emittedThisTurn() : undefined;
     this.end();
-    if (/timed out/i.test(message)) {
+    if (timedOut) {
       return {
         name: "RewindError",
         code: "CPU_LIMIT",
-        message:
-          `The script ran for more than ${this.sandbox.options.cpuLimitMs} ms without awaiting ` +
-          `anything and was stopped: look for an endless loop, or split the work across awaits`,
+        message: cpuLimitMessage(this.sandbox.options.cpuLimitMs, emitted),
       };
     }
     if (
@@ -591,7 +592,60 @@ export class ScriptInstance {
     return data;
   }
 
+  /**
+   * The commands a turn stopped by the CPU limit had emitted but not yet handed over: a turn that
+   * logged or armed timers by the hundred thousand spent its time on them, not in a bare loop.
+   * Only on an idle isolate (a sync call would wait for another run's lock), and best effort:
+   * a batch that cannot be read just leaves the cause unnamed.
+   */
+  private emittedThisTurn(): { outputs: number; timers: number } | undefined {
+    if (this.slot.busy !== 0 || this.slot.isolate.isDisposed) return undefined;
+    try {
+      const batch = this.collectFn.applySync(undefined, [], { timeout: 200 });
+      let outputs = 0;
+      let timers = 0;
+      for (const command of parseCommands(
+        batch,
+        (site) => site,
+        (stack) => stack,
+      )) {
+        if (command.type === "output") outputs++;
+        else if (command.type === "timer.set") timers++;
+      }
+      return { outputs, timers };
+    } catch {
+      return undefined;
+    }
+  }
+
   private end(): void {
     if (this.state === "live") this.dispose();
   }
+}
+
+/** At least this many commands in the turn: they, not a bare loop, took the CPU limit. */
+const MANY_COMMANDS = 1000;
+
+function cpuLimitMessage(
+  cpuLimitMs: number,
+  emitted: { outputs: number; timers: number } | undefined,
+): string {
+  const ran = `The script ran for more than ${cpuLimitMs} ms without awaiting anything and was stopped`;
+  if (
+    emitted !== undefined &&
+    emitted.outputs >= MANY_COMMANDS &&
+    emitted.outputs >= emitted.timers
+  ) {
+    return (
+      `${ran} after writing ${emitted.outputs} lines of output in that turn: each line is journaled, ` +
+      `so log less (a summary instead of a line per item), or await between batches`
+    );
+  }
+  if (emitted !== undefined && emitted.timers >= MANY_COMMANDS) {
+    return (
+      `${ran} after setting ${emitted.timers} timers in that turn: each timer is journaled, ` +
+      `so set fewer (one timer for a batch of work), or await between batches`
+    );
+  }
+  return `${ran}: look for an endless loop, or split the work across awaits`;
 }

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
 import { DASHBOARD_PATH, mountDashboard } from "@rewind/dashboard";
@@ -8,6 +8,9 @@ import type { Store } from "@rewind/store";
 import type { ApiContext, ApiLog } from "./context.js";
 import type { Doorbell } from "./doorbell.js";
 import { invalidInput, notFound, toHttpError } from "./errors.js";
+import { clientErrorHandler, registerMethodNotAllowed } from "./http-errors.js";
+import { forbiddenKey } from "./forbidden-keys.js";
+import { DEFAULT_MAX_VALUE_BYTES } from "./submission.js";
 import { openApiRoute } from "./openapi.js";
 import { registerRoute, type Route } from "./route.js";
 import { POLL_ONLY, type RunChanges } from "./run-changes.js";
@@ -37,6 +40,11 @@ export interface ApiOptions {
   pollMs?: number;
   /** The determinism epoch new runs are created on (default: this build's newest). */
   epoch?: number;
+  /**
+   * The largest value a run can take (an input, a signal's payload), in bytes of JSON: the
+   * sandbox's `maxValueBytes` (default 4 MiB). Larger ones are refused with 413 at submission.
+   */
+  maxValueBytes?: number;
   /** The largest request body, in bytes (default 8 MiB). */
   bodyLimit?: number;
   /** Where unexpected errors are reported (default: one line on stderr). */
@@ -60,6 +68,8 @@ export interface ApiOptions {
 }
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
+/** Node's own limit on a request's URL and headers together (its --max-http-header-size). */
+const MAX_HEADER_BYTES = 16 * 1024;
 
 const ROUTES: readonly Route[] = [
   root,
@@ -98,15 +108,30 @@ export function createApi(options: ApiOptions): FastifyInstance {
     changes: options.changes ?? POLL_ONLY,
     version: options.version,
     epoch: options.epoch ?? CURRENT_EPOCH,
+    maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
     ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
     ...(options.dashboard !== false ? { dashboard: DASHBOARD_PATH } : {}),
   };
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const answerError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const { status, body, expected } = toHttpError(error, { bodyLimit });
+    if (!expected) ctx.log.error(`${request.method} ${request.url} failed`, error);
+    if (body.error.code === "UNAUTHORIZED")
+      void reply.header("WWW-Authenticate", 'Bearer realm="rewind"');
+    // A database restarting or an API shutting down: clients and proxies may retry shortly.
+    if (status === 503) void reply.header("Retry-After", "2");
+    return reply.code(status).type("application/json; charset=utf-8").send(body);
+  };
   const app = Fastify({
     logger: false,
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyLimit,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Requests the HTTP parser or the router refuse are answered in the API's error shape too.
+    clientErrorHandler: clientErrorHandler(MAX_HEADER_BYTES),
+    frameworkErrors: (error, request, reply) => void answerError(error, request, reply),
     // Signal names may be up to 200 characters (the router's default stops at 100).
     routerOptions: { maxParamLength: 256 },
     // While closing, requests are refused by the hook below, in the API's own error shape.
@@ -124,6 +149,16 @@ export function createApi(options: ApiOptions): FastifyInstance {
         secureJson.parse(text, undefined, { protoAction: "error", constructorAction: "error" }),
       );
     } catch (error) {
+      const forbidden = forbiddenKey(text as string);
+      if (forbidden !== undefined) {
+        return done(
+          invalidInput(
+            forbidden,
+            `is a key the API refuses (it would change an object's prototype in JavaScript code that reads the value): rename the key`,
+          ),
+          undefined,
+        );
+      }
       done(
         invalidInput(
           "body",
@@ -134,15 +169,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     }
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const { status, body, expected } = toHttpError(error);
-    if (!expected) ctx.log.error(`${request.method} ${request.url} failed`, error);
-    if (body.error.code === "UNAUTHORIZED")
-      void reply.header("WWW-Authenticate", 'Bearer realm="rewind"');
-    // A database restarting or an API shutting down: clients and proxies may retry shortly.
-    if (status === 503) void reply.header("Retry-After", "2");
-    return reply.code(status).type("application/json; charset=utf-8").send(body);
-  });
+  app.setErrorHandler(answerError);
   app.setNotFoundHandler((request) => {
     throw notFound(
       `No route ${request.method} ${request.url.split("?")[0]}: the API's routes are listed in /v1/openapi.json`,
@@ -161,6 +188,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
   const routes: Route[] = [...ROUTES, openApiRoute(() => routes, options.version)];
   for (const route of routes) registerRoute(app, route, ctx);
   registerMetrics(app);
+  registerMethodNotAllowed(app, [...routes, { method: "GET", path: "/metrics" }]);
   if (ctx.dashboard !== undefined) mountDashboard(app);
   return app;
 }

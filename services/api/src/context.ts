@@ -13,6 +13,8 @@ export interface ApiContext {
   version: string;
   /** The determinism epoch new runs are created on. */
   epoch: number;
+  /** The largest value (an input, a signal's payload) a run can take, in bytes of JSON. */
+  maxValueBytes: number;
   /** How often a long-poll reads the store again when no change is announced. */
   pollMs: number;
   /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */

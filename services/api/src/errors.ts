@@ -22,7 +22,10 @@ export function notFound(what: string): RewindError {
  * large, bad JSON, unknown media type) get one from the table; anything else is unexpected and
  * answered without its message or stack, which may hold internals.
  */
-export function toHttpError(error: unknown): {
+export function toHttpError(
+  error: unknown,
+  limits: { bodyLimit: number } = { bodyLimit: Number.NaN },
+): {
   status: number;
   body: ErrorBody;
   expected: boolean;
@@ -37,6 +40,14 @@ export function toHttpError(error: unknown): {
   const unavailable = databaseUnavailable(error);
   if (unavailable !== undefined) return fromCode(unavailable.code, unavailable.message);
   const fastifyCode = (error as { code?: unknown } | null)?.code;
+  if (fastifyCode === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    // The limit is stated: a client that knows it can split or shrink what it sends.
+    return fromCode(
+      "PAYLOAD_TOO_LARGE",
+      `The request body is larger than the API's limit of ${describeBytes(limits.bodyLimit)}: keep inputs and signal payloads small and pass large data by reference (a URL or an id a tool can fetch)`,
+      "body",
+    );
+  }
   const known = typeof fastifyCode === "string" ? FASTIFY_ERRORS[fastifyCode] : undefined;
   if (known !== undefined) return fromCode(known[0], known[1], known[2]);
   const status = (error as { statusCode?: unknown } | null)?.statusCode;
@@ -64,10 +75,15 @@ function fromCode(code: ErrorCode, message: string, field?: string) {
 
 /** Fastify's errors about the request itself, each with a code from the table and what to do. */
 const FASTIFY_ERRORS: Record<string, [ErrorCode, string, string?]> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: [
-    "PAYLOAD_TOO_LARGE",
-    "The request body is larger than the API accepts: keep inputs and signal payloads small and pass large data by reference (a URL or an id a tool can fetch)",
-    "body",
+  FST_ERR_BAD_URL: [
+    "BAD_REQUEST",
+    "The request's URL is not valid (a broken %-escape): percent-encode each path segment (encodeURIComponent)",
+    "url",
+  ],
+  FST_ERR_MAX_PARAM_LENGTH: [
+    "URI_TOO_LONG",
+    "A path parameter of the request's URL is longer than 256 characters: run ids and signal names are at most 200",
+    "url",
   ],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [
     "INVALID_INPUT",
@@ -80,6 +96,16 @@ const FASTIFY_ERRORS: Record<string, [ErrorCode, string, string?]> = {
     "body",
   ],
 };
+
+/** "8 MiB (8388608 bytes)": a limit as a person reads it, and exactly. */
+export function describeBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return "the configured size";
+  const mib = bytes / (1024 * 1024);
+  const kib = bytes / 1024;
+  if (Number.isInteger(mib)) return `${mib} MiB (${bytes} bytes)`;
+  if (Number.isInteger(kib)) return `${kib} KiB (${bytes} bytes)`;
+  return `${bytes} bytes`;
+}
 
 /**
  * A zod failure as one INVALID_INPUT error naming the first offending field. For a union (the

@@ -97,8 +97,17 @@ export const CreateRunBody = z.strictObject({
   ttl: ttl.optional(),
 });
 
+/** The database cannot hold U+0000 in text: refused here rather than answered as a 503. */
+const NO_NUL = /^[^\u0000]*$/;
+const NUL_ERROR = "holds a NUL character (U+0000), which no id or name may contain: remove it";
+
 export const RunIdParams = z.strictObject({
-  id: z.string().min(1).max(200).meta({ description: "A run id, e.g. run_01h…" }),
+  id: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(NO_NUL, { error: NUL_ERROR })
+    .meta({ description: "A run id, e.g. run_01h…" }),
 });
 
 export const SignalParams = z.strictObject({
@@ -107,6 +116,7 @@ export const SignalParams = z.strictObject({
     .string()
     .min(1)
     .max(200)
+    .regex(NO_NUL, { error: NUL_ERROR })
     .meta({ description: "The signal's name, as the script awaits it" }),
 });
 

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { ApiContext } from "../context.js";
 import { ring } from "../doorbell.js";
 import { invalidInput } from "../errors.js";
+import { checkScript, checkValue } from "../submission.js";
 import { defineRoute } from "../route.js";
 import { findRun, toRunView } from "../run-view.js";
 import {
@@ -34,6 +35,7 @@ export const createRun = defineRoute({
   },
   errors: [401, 413, 422, 503],
   async handle({ body, namespace, reply }, ctx) {
+    checkValue(body.input, "body.input", ctx.maxValueBytes);
     const scriptHash = await storeScript(body.script, ctx);
     const input = canonicalInput(body.input);
     const runId = newRunId();
@@ -101,6 +103,7 @@ export async function storeScript(
   ctx: ApiContext,
 ) {
   if ("code" in script) {
+    checkScript(script, "body.script");
     // The hash is the store's key: computed from the code, never taken from the client.
     const hash = `sha256:${createHash("sha256").update(script.code).digest("hex")}`;
     await ctx.store.putScript({

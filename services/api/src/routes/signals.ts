@@ -5,6 +5,7 @@ import { ring, routeOf } from "../doorbell.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
 import { CancelBody, InboxAccepted, RunIdParams, SignalBody, SignalParams } from "../schemas.js";
+import { checkValue } from "../submission.js";
 
 /*
  * Outside events go to the run's inbox, never straight into its journal: only the run's owner
@@ -25,6 +26,7 @@ export const sendSignal = defineRoute({
   responses: { 202: { description: "The signal is in the run's inbox", schema: InboxAccepted } },
   errors: [401, 404, 409, 413, 422, 503],
   async handle({ params, body, namespace, reply }, ctx) {
+    checkValue(body, "body", ctx.maxValueBytes);
     const run = await findRun(ctx.store, namespace, params.id);
     refuseEnded(run, "signals go only to open runs (queued, running, waiting or quarantined)");
     const payload = (body ?? null) as Json;
