@@ -25,6 +25,14 @@ function required(message: string) {
   return z.string({ error: message }).min(1, message);
 }
 
+/**
+ * REWIND_CHANGE_NOTICES: whether workers announce commits on Redis to waiting APIs (default on).
+ * Off, clients waiting on a run learn of its commits on the API's poll only.
+ */
+export const changeNotices = z
+  .enum(["on", "off"], { error: "REWIND_CHANGE_NOTICES must be on or off" })
+  .default("on");
+
 /** A duration setting in whole milliseconds, at least `min`. */
 export const milliseconds = (name: string, min: number, fallback: number) =>
   z.coerce

@@ -5,3 +5,4 @@ export {
   type ConsumeOptions,
 } from "./activation-queue.js";
 export { BullMqQueue, checkEvictionPolicy, type BullMqOptions } from "./bullmq-queue.js";
+export { RunNoticePublisher, RunNoticeSubscriber, type RunNoticeOptions } from "./run-notices.js";

@@ -1,4 +1,5 @@
 import type { ErrorData, Json, JournalEntry, RunStatus } from "@rewind/core";
+import { followJournal, type FollowOptions } from "./journal-stream.js";
 import type {
   EpochView,
   QuarantineActionResult,
@@ -100,6 +101,24 @@ export class Rewind {
         "GET",
         `/v1/runs/${encodeURIComponent(id)}/journal${query({ after, wait })}`,
       ),
+    /**
+     * The run's journal as it grows: each entry once, in seq order, as soon as it commits (a
+     * Server-Sent Events stream, opened again after a broken connection from the last seq seen).
+     * The iterator ends when the run has ended; `onStatus` hears each status change meanwhile.
+     *
+     * ```ts
+     * for await (const entry of rewind.runs.follow(id)) if (entry.kind === "output") log(entry.text);
+     * ```
+     */
+    follow: (id: string, options: FollowOptions = {}) =>
+      followJournal(async (headers, signal) => {
+        const response = await this.send("GET", `/v1/runs/${encodeURIComponent(id)}/journal`, {
+          headers,
+          ...(signal !== undefined ? { signal } : {}),
+        });
+        if (!response.ok) throw await apiError(response, "GET", `/v1/runs/${id}/journal`);
+        return response;
+      }, options),
     /** Waits up to `wait` (e.g. "30s") for the run to end; answers with its status either way. */
     result: (id: string, wait = "30s") =>
       this.request<{ id: string; status: RunStatus; result?: Json; error?: ErrorData }>(
@@ -181,38 +200,53 @@ export class Rewind {
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {};
+    const response = await this.send(method, path, body === undefined ? {} : { body });
+    if (!response.ok) throw await apiError(response, method, path);
+    const text = await response.text();
+    return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Response> {
+    const headers: Record<string, string> = { ...options.headers };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    if (body !== undefined) headers["content-type"] = "application/json";
-    let response: Response;
+    if (options.body !== undefined) headers["content-type"] = "application/json";
     try {
-      response = await this.fetcher(this.url + path, {
+      return await this.fetcher(this.url + path, {
         method,
         headers,
-        body: body === undefined ? null : JSON.stringify(body),
+        body: options.body === undefined ? null : JSON.stringify(options.body),
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
       });
     } catch (error) {
+      if (options.signal?.aborted) throw error;
       throw new RewindApiError(
         0,
         "UNAVAILABLE",
         `Could not reach Rewind at ${this.url} (${(error as Error).message}): is \`rewind dev\` running, and is REWIND_URL right?`,
       );
     }
-    const text = await response.text();
-    const data = text === "" ? undefined : (JSON.parse(text) as unknown);
-    if (!response.ok) {
-      const error = (
-        data as { error?: { code?: string; message?: string; field?: string } } | undefined
-      )?.error;
-      throw new RewindApiError(
-        response.status,
-        error?.code ?? "UNAVAILABLE",
-        error?.message ?? `${method} ${path} answered ${response.status}`,
-        error?.field,
-      );
-    }
-    return data as T;
   }
+}
+
+/** The API's error body as a RewindApiError (its code, message and field). */
+async function apiError(response: Response, method: string, path: string) {
+  const text = await response.text();
+  let data: { error?: { code?: string; message?: string; field?: string } } | undefined;
+  try {
+    data = text === "" ? undefined : (JSON.parse(text) as typeof data);
+  } catch {
+    data = undefined; // not the API's JSON (a proxy's page): the status says enough
+  }
+  return new RewindApiError(
+    response.status,
+    data?.error?.code ?? "UNAVAILABLE",
+    data?.error?.message ?? `${method} ${path} answered ${response.status}`,
+    data?.error?.field,
+  );
 }
 
 function query(params: Record<string, string | number | undefined>): string {

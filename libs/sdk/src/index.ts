@@ -18,6 +18,7 @@ export {
   type ForkPreview,
   type ReplayResult,
 } from "./client.js";
+export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";
 export type {
   EntryLabel,

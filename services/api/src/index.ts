@@ -1,7 +1,8 @@
 export { createApi, DEFAULT_BODY_LIMIT, type ApiOptions } from "./app.js";
 export type { Doorbell } from "./doorbell.js";
 export type { ApiLog } from "./context.js";
-export { LocalRunChanges, POLL_ONLY, type RunChanges } from "./run-changes.js";
+export { LocalRunChanges, POLL_ONLY, type RunChanges, type RunWatch } from "./run-changes.js";
+export { RedisRunChanges } from "./redis-run-changes.js";
 export {
   CreateRunBody,
   CreatedRun,

@@ -5,7 +5,8 @@ import { findRun } from "./run-view.js";
 /**
  * Long-poll: reads the run until `settled(run)` holds, `waitMs` has passed, or the request is
  * abandoned (client gone, API closing), and returns the last read. Each round trusts only the
- * store; a change notice merely ends the pause between reads early.
+ * store; a change notice merely ends the pause between reads early, and the backstop poll
+ * (`ctx.pollMs`) bounds what a lost notice costs.
  */
 export async function watchRun(
   ctx: ApiContext,
@@ -15,13 +16,20 @@ export async function watchRun(
   signal: AbortSignal,
   settled: (run: RunRecord) => boolean,
 ): Promise<RunRecord> {
+  if (waitMs <= 0) return findRun(ctx.store, namespace, runId);
   const deadline = Date.now() + waitMs;
-  let run = await findRun(ctx.store, namespace, runId);
-  while (!settled(run) && !signal.aborted) {
-    const left = deadline - Date.now();
-    if (left <= 0) break;
-    await ctx.changes.next(runId, Math.min(ctx.pollMs, left), signal);
-    run = await findRun(ctx.store, namespace, runId);
+  // Watching before the first read: a commit between that read and the wait is still heard.
+  const watch = await ctx.changes.watch(runId, waitMs);
+  try {
+    let run = await findRun(ctx.store, namespace, runId);
+    while (!settled(run) && !signal.aborted) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await watch.next(Math.min(ctx.pollMs, left), signal);
+      run = await findRun(ctx.store, namespace, runId);
+    }
+    return run;
+  } finally {
+    watch.close();
   }
-  return run;
 }

@@ -79,6 +79,7 @@ describe("GET /v1/openapi.json", () => {
     expect(Object.keys(journal.responses["200"].content)).toEqual([
       "application/json",
       "application/x-ndjson",
+      "text/event-stream",
     ]);
     expect(doc.paths["/healthz"].get.security).toBeUndefined();
   });

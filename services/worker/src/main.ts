@@ -2,7 +2,13 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
 import { RewindError } from "@rewind/core";
-import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
+import {
+  changeNotices,
+  milliseconds,
+  parseServiceConfig,
+  port,
+  serviceEnv,
+} from "@rewind/core/service-config";
 import {
   Executor,
   SandboxProcesses,
@@ -11,7 +17,7 @@ import {
   announceWorker,
   publishToolsets,
 } from "@rewind/executor";
-import { BullMqQueue } from "@rewind/queue";
+import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
@@ -38,6 +44,7 @@ const Config = z.object({
     .default(1),
   /** Serves /healthz, /readyz and /metrics when set (0: any free port). */
   REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
+  REWIND_CHANGE_NOTICES: changeNotices,
   /**
    * Only these epochs (comma-separated), of those this build and runtime can replay: a
    * deployment runs one worker Deployment per epoch, each scaled on its own queue's backlog.
@@ -98,6 +105,14 @@ export async function startWorker(options: WorkerOptions) {
       "CONFLICT",
       "This worker can replay none of the epochs it was built for (see the lines above): run a build that matches this Node's V8 and isolated-vm",
     );
+  // After each group commit, the runs someone waits on are announced to the APIs at once.
+  const notices =
+    config.REWIND_CHANGE_NOTICES === "off"
+      ? undefined
+      : RunNoticePublisher.connect({
+          redisUrl: config.REDIS_URL,
+          prefix: config.REWIND_REDIS_PREFIX,
+        });
   const owner = `worker:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const executor = new Executor({
     store,
@@ -108,6 +123,7 @@ export async function startWorker(options: WorkerOptions) {
     leaseTtlMs: config.REWIND_LEASE_MS,
     maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
     onError: activationFailureLog(log),
+    ...(notices !== undefined ? { onCommitted: (runId: string) => notices.changed(runId) } : {}),
   });
   await publishToolsets(store, options.toolsets, owner); // fork previews name unsafe tools
   // Which epochs have a live worker: runs of the others wait (rewind epochs, the Overview).
@@ -155,6 +171,7 @@ export async function startWorker(options: WorkerOptions) {
       if (unfinished.length > 0)
         log(`handed back ${unfinished.length} run(s) with calls in flight; another worker goes on`);
       await queue.close();
+      notices?.close();
       sandbox.dispose();
       await store.close();
       await health?.close();

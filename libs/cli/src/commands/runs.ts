@@ -3,6 +3,7 @@ import { RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { compileCached } from "../compile-cache.js";
+import { RunProgress } from "./run-progress.js";
 import { dim, journalTable, red, statusColor } from "../format.js";
 
 const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
@@ -22,17 +23,35 @@ export async function runCommand(
   });
   process.stdout.write(`${id}\n`);
   if (!options.wait) return 0;
-  // The journal is the only source of output: read what follows the last seq seen, long-poll between.
-  let after = 0;
-  for (;;) {
-    const { entries } = await api.runs.journal(id, after, "30s"); // answers as soon as there is news
-    for (const entry of entries) {
-      after = entry.seq;
+  // The journal is the only source of output: its stream sends each entry as it commits.
+  const progress = new RunProgress();
+  let waitingSince: number | undefined;
+  const onStatus = (status: RunStatus) => {
+    waitingSince = status === "waiting" ? Date.now() : undefined;
+  };
+  // A run that waits a moment is said to, with what it waits for, rather than going quiet.
+  const quiet = setInterval(() => {
+    if (waitingSince === undefined || Date.now() - waitingSince < 1_000) return;
+    waitingSince = undefined;
+    process.stderr.write(`${dim(progress.waitingFor(id))}\n`);
+  }, 250);
+  let last: JournalEntry | undefined;
+  try {
+    for await (const entry of api.runs.follow(id, { onStatus })) {
+      last = entry;
+      progress.see(entry);
       if (entry.kind === "output")
         (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text);
+      if (entry.kind === "signal")
+        process.stderr.write(`${dim(`signal ${entry.name} received`)}\n`);
       if (ENDINGS.has(entry.kind)) return report(entry);
     }
+  } finally {
+    clearInterval(quiet);
   }
+  // Ended by something that is no entry of the kinds above: say what the journal ends with.
+  if (last === undefined) throw new RewindError("UNAVAILABLE", `The journal of ${id} is empty`);
+  return report(last);
 }
 
 function report(e: JournalEntry): number {
