@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { isolatedVmVersion } from "./engine.js";
 import { guestBundle } from "./guest-bundle.js";
 
 /**
@@ -90,11 +90,9 @@ export function findEpoch(epoch: number): EpochRelease | undefined {
 
 /** The process's own V8, isolated-vm and Intl data. */
 export function currentEnvironment(): EpochEnvironment {
-  const require = createRequire(import.meta.url);
-  const isolatedVm = (require("isolated-vm/package.json") as { version: string }).version;
   return {
     v8: process.versions.v8.replace(/-node\.\d+$/, ""),
-    isolatedVm,
+    isolatedVm: isolatedVmVersion(),
     icu: process.versions.icu ?? "none",
     tz: process.versions.tz ?? "none",
   };

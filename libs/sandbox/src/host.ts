@@ -4,7 +4,7 @@
  * trade-off). The script never holds a reference to anything here: the host calls into the guest
  * runtime's `deliver` and `collect` and exchanges only strings.
  */
-import ivm from "isolated-vm";
+import type ivm from "isolated-vm";
 import {
   RewindError,
   type ErrorData,
@@ -14,6 +14,7 @@ import {
 } from "@rewind/core";
 import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
+import { loadIsolatedVm } from "./engine.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle } from "./guest-bundle.js";
 import { SourceMapper } from "./source-map.js";
@@ -116,7 +117,7 @@ class IsolateSlot {
   starting = 0;
 
   constructor(memoryLimitMb: number) {
-    this.isolate = new ivm.Isolate({ memoryLimit: memoryLimitMb });
+    this.isolate = new (loadIsolatedVm().Isolate)({ memoryLimit: memoryLimitMb });
     this.runtime = this.isolate.compileScriptSync(guestBundle().code, {
       filename: "rewind-runtime.js",
     });
