@@ -26,7 +26,7 @@ export interface EpochEnvironment {
 
 /** Options that change how a run replays (each one is also pinned by the digests below). */
 export interface ReplayOptions {
-  /** The process time zone inside the sandbox (the host sets TZ). */
+  /** The time zone inside the sandbox (epoch 1: the process's, TZ=UTC set by its launcher). */
   timeZone: string;
   /** The locale of Intl and `toLocale*` when a script names none. */
   defaultLocale: string;

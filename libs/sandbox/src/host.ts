@@ -15,13 +15,10 @@ import {
 import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
 import { loadIsolatedVm } from "./engine.js";
+import { assertProcessZoneIsUtc } from "./process-zone.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle } from "./guest-bundle.js";
 import { SourceMapper } from "./source-map.js";
-
-// Local time inside the sandbox is UTC on every host: `new Date(2024, 0, 1)` must mean the same
-// instant on every worker. Set before any isolate exists (Node re-reads TZ when it changes).
-if (process.env.TZ !== "UTC") process.env.TZ = "UTC";
 
 export interface SandboxOptions {
   /** Heap limit of each isolate, in MiB. A run that exceeds it fails with MEMORY_LIMIT. */
@@ -165,6 +162,8 @@ export class Sandbox {
   private readonly mappers = new Map<string, SourceMapper>();
 
   constructor(options: SandboxOptions = {}) {
+    // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
+    assertProcessZoneIsUtc();
     this.options = { ...DEFAULTS, ...options };
   }
 
