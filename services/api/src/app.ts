@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
 import { DASHBOARD_PATH, mountDashboard } from "@rewind/dashboard";
-import { CURRENT_EPOCH } from "@rewind/sandbox";
+import { newRunEpoch } from "@rewind/sandbox";
 import { ReplayProcess, type ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { ApiContext, ApiLog } from "./context.js";
@@ -35,7 +35,7 @@ export interface ApiOptions {
   changes?: RunChanges;
   /** Default: 100 ms, or 1 s when `changes` is given. */
   pollMs?: number;
-  /** The determinism epoch new runs are created on (default: this build's newest). */
+  /** The determinism epoch new runs are created on (default: the newest this runtime serves). */
   epoch?: number;
   /** The largest request body, in bytes (default 8 MiB). */
   bodyLimit?: number;
@@ -97,7 +97,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     replays,
     changes: options.changes ?? POLL_ONLY,
     version: options.version,
-    epoch: options.epoch ?? CURRENT_EPOCH,
+    epoch: options.epoch ?? newRunEpoch(),
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
