@@ -23,3 +23,4 @@ export {
   type EpochSupport,
   type ReplayOptions,
 } from "./epochs.js";
+export { assertReplayableHere, replayRuntimeProblem, nodeOf } from "./replay-runtime.js";
