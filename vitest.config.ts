@@ -21,7 +21,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Commands the tests spawn keep no compiled scripts in the user's cache folder (the cache's
     // own test points it at a folder of its own).
-    env: { REWIND_CACHE_DIR: "" },
+    // TZ: the sandbox's epoch 1 needs its process at UTC, set by the launcher (bin/rewind.mjs).
+    env: { REWIND_CACHE_DIR: "", TZ: "UTC" },
     reporters: ["default", "./scripts/summary-reporter.ts"],
     // isolated-vm is a native addon: forks keep each test file in its own process.
     pool: "forks",

@@ -19,7 +19,7 @@ import {
   type DivergenceReport,
   type IncomingEvent,
 } from "@rewind/journal";
-import { CURRENT_EPOCH, type CompiledScript, type ScriptSandbox } from "@rewind/sandbox";
+import { newRunEpoch, type CompiledScript, type ScriptSandbox } from "@rewind/sandbox";
 import { invokeTool, type CallOutcome } from "./invoke.js";
 import { toolNotFound, unsafeToRepeat } from "./verdicts.js";
 import { VirtualSchedule } from "./virtual-clock.js";
@@ -132,7 +132,7 @@ function startedEntry(options: InProcessOptions, toolset: Toolset): RunStartedEn
     input,
     seed,
     // A fork replays its parent's history: it stays on the parent's epoch.
-    epoch: parent?.epoch ?? options.epoch ?? CURRENT_EPOCH,
+    epoch: parent?.epoch ?? options.epoch ?? newRunEpoch(),
     toolset: toolset.name,
     namespace: "default",
     ...(parent ? { parent: { runId: parent.runId, seq: options.fork?.at ?? 0 } } : {}),

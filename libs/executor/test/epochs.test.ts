@@ -11,6 +11,8 @@ import {
   currentEnvironment,
   epochSupport,
   findEpoch,
+  isDraft,
+  newRunEpoch,
 } from "@rewind/sandbox";
 import { matchingDigest, sandboxDigest } from "./epoch-digests.js";
 
@@ -41,21 +43,90 @@ describe("determinism epochs", () => {
     });
   }
 
-  it("releases epochs in order, each once, and starts new runs in the newest supported one", () => {
+  it("numbers epochs in order, each once, with CURRENT_EPOCH the newest released", () => {
     const numbers = EPOCHS.map((release) => release.epoch);
     expect(numbers).toEqual([...new Set(numbers)].sort((a, b) => a - b));
     for (const epoch of SUPPORTED_EPOCHS) expect(numbers).toContain(epoch);
-    expect(CURRENT_EPOCH).toBe(Math.max(...SUPPORTED_EPOCHS));
+    const released = EPOCHS.filter((release) => !isDraft(release)).map((r) => r.epoch);
+    expect(CURRENT_EPOCH).toBe(Math.max(...released));
   });
 
-  it("this machine's V8 and isolated-vm are the current epoch's", () => {
+  it("names one runtime per epoch: no two epochs share V8, isolated-vm and Intl data but 1 and its Node 20 successor", () => {
+    const identity = (e: number) => {
+      const { unicode: _u, cldr: _c, ...rest } = findEpoch(e)!.environment;
+      return JSON.stringify(rest);
+    };
+    expect(identity(2)).toBe(identity(1));
+    expect(new Set([1, 3, 4].map(identity)).size).toBe(3);
+    // Node 20's V8 is epoch 1's and 2's; 24's is 3's; 26's is 4's.
+    expect(
+      [1, 2, 3, 4].map((e) => findEpoch(e)!.environment.v8.split(".").slice(0, 2).join(".")),
+    ).toEqual(["11.3", "11.3", "13.6", "14.6"]);
+  });
+
+  it("this machine's runtime serves exactly the epochs whose runtime it is", () => {
     const support = epochSupport();
+    const runtime = EPOCHS.filter((r) => r.environment.v8 === currentEnvironment().v8);
+    // Drafts only where this runtime has no released epoch (Node 20 serves 1, not draft 2).
+    const released = runtime.filter((r) => !isDraft(r));
+    const mine = (released.length > 0 ? released : runtime).map((r) => r.epoch);
+    expect(
+      mine.length,
+      `no epoch names V8 ${currentEnvironment().v8}: define one for this Node`,
+    ).toBeGreaterThan(0);
+    expect(support.epochs).toEqual(mine);
+    // Other runtimes' epochs are not this worker's to report, unless it serves none.
     expect(support.refused).toEqual([]);
-    expect(support.epochs).toEqual([...SUPPORTED_EPOCHS]);
     expect(currentEnvironment()).toMatchObject({
-      v8: findEpoch(CURRENT_EPOCH)!.environment.v8,
-      isolatedVm: findEpoch(CURRENT_EPOCH)!.environment.isolatedVm,
+      v8: findEpoch(mine[0]!)!.environment.v8,
+      isolatedVm: findEpoch(mine[0]!)!.environment.isolatedVm,
+      icu: findEpoch(mine[0]!)!.environment.icu,
+      tz: findEpoch(mine[0]!)!.environment.tz,
     });
+  });
+
+  it("starts new runs in the newest released epoch the runtime serves, else its newest draft", () => {
+    const node20 = { ...findEpoch(2)!.environment };
+    const node24 = { ...findEpoch(3)!.environment };
+    const node26 = { ...findEpoch(4)!.environment };
+    expect(newRunEpoch(node20)).toBe(1); // 2 is a draft: new runs stay on the released 1
+    expect(newRunEpoch(node24)).toBe(3);
+    expect(newRunEpoch(node26)).toBe(4);
+    // A runtime no epoch names (Node 22) serves none: its runs go to the newest released epoch.
+    expect(newRunEpoch({ ...node24, v8: "12.4.254.21", isolatedVm: "6.0.0" })).toBe(CURRENT_EPOCH);
+  });
+
+  it("refuses another runtime's epoch when it is claimed, naming every difference", () => {
+    const support = epochSupport({ claims: [1, 3], environment: findEpoch(4)!.environment });
+    expect(support.epochs).toEqual([]);
+    expect(support.refused.map((r) => r.epoch)).toEqual([1, 3]);
+    expect(support.refused[0]!.reason).toContain("v8 14.6.202.34 where the epoch has 11.3.244.8");
+    expect(support.refused[0]!.reason).toContain("isolatedVm 7.0.1 where the epoch has 5.0.4");
+    expect(support.refused[0]!.reason).toContain("icu 78.3 where the epoch has 78.2");
+    expect(support.refused[1]!.reason).toContain("v8 14.6.202.34 where the epoch has 13.6.233.17");
+  });
+
+  it("reports every refusal when the runtime serves none of the epochs", () => {
+    const support = epochSupport({
+      environment: { ...findEpoch(3)!.environment, v8: "12.4.254.21", isolatedVm: "6.0.0" },
+    });
+    expect(support.epochs).toEqual([]);
+    expect(support.refused.map((r) => r.epoch)).toEqual([...SUPPORTED_EPOCHS]);
+  });
+
+  it("serves a draft unclaimed only on a runtime with no released epoch", () => {
+    expect(epochSupport({ environment: findEpoch(2)!.environment }).epochs).toEqual([1]);
+    expect(epochSupport({ environment: findEpoch(3)!.environment }).epochs).toEqual([3]);
+    expect(epochSupport({ environment: findEpoch(4)!.environment }).epochs).toEqual([4]);
+    expect(epochSupport({ claims: [1, 2], environment: findEpoch(2)!.environment }).epochs).toEqual(
+      [1, 2],
+    );
+  });
+
+  it("says a draft epoch is a draft", () => {
+    const support = epochSupport({ claims: [3], environment: findEpoch(3)!.environment });
+    expect(support.epochs).toEqual([3]);
+    expect(support.warnings.join("\n")).toMatch(/epoch 3 is a draft/);
   });
 
   it("refuses an epoch whose V8 or isolated-vm this process does not have, saying which", () => {
@@ -71,22 +142,39 @@ describe("determinism epochs", () => {
     expect(support.refused[0]!.reason).toMatch(/wait for a worker that matches/);
   });
 
-  it("refuses epochs this build does not support, and only warns about Intl data", () => {
+  it("refuses epochs this build does not support, and an epoch whose Intl data differs", () => {
     const wanted = findEpoch(1)!.environment;
     const support = epochSupport({
       claims: [1, 99],
       environment: { ...wanted, tz: "2030a" },
+    });
+    expect(support.epochs).toEqual([]);
+    expect(support.refused.map((r) => r.epoch)).toEqual([1, 99]);
+    expect(support.refused[0]!.reason).toContain("tz 2030a where the epoch has 2025c");
+    expect(support.refused[1]!.reason).toMatch(/epoch 99 is not supported by this build/);
+    const cldr = epochSupport({
+      claims: [3],
+      environment: { ...findEpoch(3)!.environment, cldr: "49.0" },
+    });
+    expect(cldr.refused[0]!.reason).toContain("cldr 49.0 where the epoch has 48.0");
+  });
+
+  it("warns when the sandbox's value limit is not the epoch's", () => {
+    const support = epochSupport({
+      claims: [1],
+      environment: findEpoch(1)!.environment,
       maxValueBytes: 1024,
     });
     expect(support.epochs).toEqual([1]);
-    expect(support.refused.map((r) => r.epoch)).toEqual([99]);
-    expect(support.refused[0]!.reason).toMatch(/epoch 99 is not supported by this build/);
-    expect(support.warnings.join("\n")).toMatch(/tz 2025c, this process has 2030a/);
     expect(support.warnings.join("\n")).toMatch(/maxValueBytes 4194304, this sandbox has 1024/);
   });
 
   it("warns when the sandbox runtime is not the epoch's", () => {
-    const support = epochSupport({ claims: [1], sandboxDigest: "sha256:changed" });
+    const support = epochSupport({
+      claims: [1],
+      environment: findEpoch(1)!.environment,
+      sandboxDigest: "sha256:changed",
+    });
     expect(support.epochs).toEqual([1]);
     expect(support.warnings.join("\n")).toMatch(/release a new epoch before deploying it/);
   });

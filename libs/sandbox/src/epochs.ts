@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { isolatedVmVersion } from "./engine.js";
 import { guestBundle } from "./guest-bundle.js";
 
 /**
@@ -22,11 +22,15 @@ export interface EpochEnvironment {
   /** Intl's data: number and date formats, named time zones. */
   icu: string;
   tz: string;
+  /** Unicode's version (what `\p{…}`, case mapping and segmenters know): absent in epoch 1's row. */
+  unicode?: string;
+  /** CLDR's version (locale data: month names, plural rules, collation): absent in epoch 1's row. */
+  cldr?: string;
 }
 
 /** Options that change how a run replays (each one is also pinned by the digests below). */
 export interface ReplayOptions {
-  /** The process time zone inside the sandbox (the host sets TZ). */
+  /** The time zone inside the sandbox (epoch 1: the process's, TZ=UTC set by its launcher). */
   timeZone: string;
   /** The locale of Intl and `toLocale*` when a script names none. */
   defaultLocale: string;
@@ -38,8 +42,13 @@ export interface ReplayOptions {
 
 export interface EpochRelease {
   epoch: number;
-  /** The day it was released. */
-  released: string;
+  /**
+   * The day it was released; absent while the epoch is a **draft**: defined so that its runtime
+   * runs Rewind (dev, tests, trying it out), but its guest runtime and digests may still change
+   * and it has no corpus yet. Runs started in a draft may not replay on the build that releases
+   * it. Releasing it sets this day, records its corpus, and freezes the row.
+   */
+  released?: string;
   environment: EpochEnvironment;
   /** `sha256:` of the guest runtime the isolate evaluates (`guestBundle().digest`). */
   sandboxDigest: string;
@@ -54,7 +63,15 @@ export interface EpochRelease {
   notes: string;
 }
 
-/** Every epoch ever released, oldest first. Released rows are never edited. */
+/** The replay options of epoch 1, which the drafts keep until their guest runtime changes them. */
+const EPOCH_1_REPLAY: ReplayOptions = {
+  timeZone: "UTC",
+  defaultLocale: "en-US",
+  random: "ChaCha20 (RFC 8439) keyed by the run's 256-bit seed",
+  maxValueBytes: 4 * 1024 * 1024,
+};
+
+/** Every epoch ever released (and the drafts), oldest first. Released rows are never edited. */
 export const EPOCHS: readonly EpochRelease[] = [
   {
     epoch: 1,
@@ -81,13 +98,75 @@ export const EPOCHS: readonly EpochRelease[] = [
     },
     notes: "Node 20.20 with isolated-vm 5.0.4: the first release.",
   },
+  // Drafts (no `released` day): one epoch per runtime, released once, together with the guest
+  // runtime that fixes the sandbox's deviations from standard JavaScript (issue 12) and the
+  // hardening changes, so that each runtime gets one new epoch, not two. Until then they run the
+  // current guest runtime, and their digests follow it.
+  {
+    epoch: 2,
+    environment: {
+      v8: "11.3.244.8",
+      isolatedVm: "5.0.4",
+      icu: "78.2",
+      tz: "2025c",
+      unicode: "17.0",
+      cldr: "48.0",
+    },
+    sandboxDigest: "sha256:408bf50af15e0df04a88c652028187a62cf64fea7cc9e34610638cfa1d9dfbbc",
+    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    replay: EPOCH_1_REPLAY,
+    notes:
+      "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
+      "of deployments still on Node 20; epoch 1 stays theirs for the runs it has.",
+  },
+  {
+    epoch: 3,
+    environment: {
+      v8: "13.6.233.17",
+      isolatedVm: "7.0.1",
+      icu: "78.3",
+      tz: "2026e",
+      unicode: "17.0",
+      cldr: "48.0",
+    },
+    sandboxDigest: "sha256:408bf50af15e0df04a88c652028187a62cf64fea7cc9e34610638cfa1d9dfbbc",
+    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    replay: EPOCH_1_REPLAY,
+    notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
+  },
+  {
+    epoch: 4,
+    environment: {
+      v8: "14.6.202.34",
+      isolatedVm: "7.0.1",
+      icu: "78.3",
+      tz: "2026e",
+      unicode: "17.0",
+      cldr: "48.0",
+    },
+    sandboxDigest: "sha256:408bf50af15e0df04a88c652028187a62cf64fea7cc9e34610638cfa1d9dfbbc",
+    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    replay: EPOCH_1_REPLAY,
+    notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
+  },
 ];
 
-/** The epochs this build can replay: its runtime and matching code are theirs, digest for digest. */
-export const SUPPORTED_EPOCHS: readonly number[] = [1];
+/**
+ * The epochs this build can replay, on one runtime or another: its runtime and matching code are
+ * theirs, digest for digest. Which of them a process serves depends on its Node (epochSupport).
+ */
+export const SUPPORTED_EPOCHS: readonly number[] = [1, 2, 3, 4];
 
-/** The newest supported epoch: new runs start in it. */
+/**
+ * The newest released epoch. New runs start in `newRunEpoch()`: the newest epoch the process's
+ * own runtime serves, which is this one only on its runtime.
+ */
 export const CURRENT_EPOCH = 1;
+
+/** True for a draft: defined, runnable on its runtime, not released (see EpochRelease.released). */
+export function isDraft(release: EpochRelease): boolean {
+  return release.released === undefined;
+}
 
 export function findEpoch(epoch: number): EpochRelease | undefined {
   return EPOCHS.find((release) => release.epoch === epoch);
@@ -95,14 +174,39 @@ export function findEpoch(epoch: number): EpochRelease | undefined {
 
 /** The process's own V8, isolated-vm and Intl data. */
 export function currentEnvironment(): EpochEnvironment {
-  const require = createRequire(import.meta.url);
-  const isolatedVm = (require("isolated-vm/package.json") as { version: string }).version;
   return {
     v8: process.versions.v8.replace(/-node\.\d+$/, ""),
-    isolatedVm,
+    isolatedVm: isolatedVmVersion(),
     icu: process.versions.icu ?? "none",
     tz: process.versions.tz ?? "none",
+    unicode: process.versions.unicode ?? "none",
+    cldr: process.versions.cldr ?? "none",
   };
+}
+
+/** What of an epoch's runtime identity an environment lacks: empty when it can replay the epoch. */
+export function runtimeMismatches(release: EpochRelease, environment: EpochEnvironment): string[] {
+  const wanted = release.environment;
+  return (["v8", "isolatedVm", "icu", "tz", "unicode", "cldr"] as const)
+    .filter((k) => wanted[k] !== undefined && wanted[k] !== environment[k])
+    .map((k) => `${k} ${environment[k] ?? "unknown"} where the epoch has ${wanted[k]}`);
+}
+
+/**
+ * The epoch new runs start in, in a process with this runtime: the newest released epoch it can
+ * replay, else (a runtime with no released epoch yet: Node 24 and 26 today) the newest draft it
+ * can, else the newest released epoch (the process serves none: its runs wait for workers that do).
+ */
+export function newRunEpoch(environment: EpochEnvironment = currentEnvironment()): number {
+  const served = EPOCHS.filter(
+    (release) =>
+      SUPPORTED_EPOCHS.includes(release.epoch) &&
+      runtimeMismatches(release, environment).length === 0,
+  );
+  const newest = (releases: EpochRelease[]) => releases.at(-1)?.epoch;
+  return (
+    newest(served.filter((r) => !isDraft(r))) ?? newest(served.filter(isDraft)) ?? CURRENT_EPOCH
+  );
 }
 
 export interface EpochSupport {
@@ -115,11 +219,16 @@ export interface EpochSupport {
 }
 
 /**
- * Which of the epochs a worker claims it may really execute here. A V8 or isolated-vm that is
- * not the epoch's refuses the epoch: replaying its runs could diverge and quarantine them all,
- * so they wait in their epoch's queue for a worker that matches. Different Intl data only warns:
- * it changes output only for scripts that format dates in named zones or locale-specific
- * numbers, and a run it does change is caught by replay and quarantined, never failed.
+ * Which epochs a worker may really execute here. Each epoch is one runtime: its V8, isolated-vm
+ * and Intl data (ICU, time zones, and where the row names them Unicode and CLDR). A process whose
+ * runtime differs in any of them refuses the epoch: replaying its runs could diverge (a V8 that
+ * computes differently, a month name or a zone rule that changed) and quarantine them all, so they
+ * wait in their epoch's queue for a worker that matches.
+ *
+ * Without `claims`, a worker takes the supported epochs its runtime can replay (drafts only where
+ * the runtime has no released epoch) and says nothing of the others (they belong to other
+ * runtimes' workers), unless it can replay none: then every refusal is reported, to say why.
+ * Epochs it is told to claim (REWIND_EPOCHS) are each reported.
  */
 export function epochSupport(
   options: {
@@ -132,6 +241,7 @@ export function epochSupport(
   const environment = options.environment ?? currentEnvironment();
   const sandboxDigest = options.sandboxDigest ?? guestBundle().digest;
   const support: EpochSupport = { epochs: [], refused: [], warnings: [] };
+  const otherRuntimes: EpochSupport["refused"] = [];
   for (const epoch of options.claims ?? SUPPORTED_EPOCHS) {
     const release = findEpoch(epoch);
     if (release === undefined || !SUPPORTED_EPOCHS.includes(epoch)) {
@@ -144,27 +254,23 @@ export function epochSupport(
       continue;
     }
     const wanted = release.environment;
-    const mismatches = (["v8", "isolatedVm"] as const).filter((k) => wanted[k] !== environment[k]);
+    const mismatches = runtimeMismatches(release, environment);
     if (mismatches.length > 0) {
-      const what = mismatches
-        .map((k) => `${k} ${environment[k]} where the epoch has ${wanted[k]}`)
-        .join(", ");
-      support.refused.push({
+      (options.claims === undefined ? otherRuntimes : support.refused).push({
         epoch,
         reason:
-          `epoch ${epoch} needs V8 ${wanted.v8} and isolated-vm ${wanted.isolatedVm}, this process has ${what}: ` +
-          `its runs wait for a worker that matches. Deploy the Node and isolated-vm the epoch names, or ` +
-          `release a new epoch for this environment`,
+          `epoch ${epoch} needs V8 ${wanted.v8}, isolated-vm ${wanted.isolatedVm}, ICU ${wanted.icu} and ` +
+          `tz ${wanted.tz}${wanted.cldr === undefined ? "" : ` (CLDR ${wanted.cldr}, Unicode ${wanted.unicode ?? "?"})`}, ` +
+          `this process has ${mismatches.join(", ")}: its runs wait for a worker that matches. Deploy ` +
+          `the Node the epoch names (${release.notes.replace(/^Draft\. /, "")}), or release a new epoch for this runtime`,
       });
       continue;
     }
-    for (const k of ["icu", "tz"] as const) {
-      if (wanted[k] !== environment[k])
-        support.warnings.push(
-          `epoch ${epoch} was released with ${k} ${wanted[k]}, this process has ${environment[k]}: ` +
-            `scripts that format dates in named time zones or locale-specific text may diverge (and be quarantined)`,
-        );
-    }
+    if (isDraft(release))
+      support.warnings.push(
+        `epoch ${epoch} is a draft (not released): its runs may not replay on the build that releases it; ` +
+          `use it to try Rewind on this runtime, not for runs that must outlive this build`,
+      );
     if (release.sandboxDigest !== sandboxDigest)
       support.warnings.push(
         `this build's sandbox runtime (${sandboxDigest}) is not epoch ${epoch}'s (${release.sandboxDigest}): ` +
@@ -179,6 +285,16 @@ export function epochSupport(
           `${options.maxValueBytes}: a run whose values lie between the two may diverge`,
       );
     support.epochs.push(epoch);
+  }
+  if (support.epochs.length === 0) support.refused.push(...otherRuntimes);
+  // Unclaimed drafts are served only by a runtime with no released epoch of its own (Node 24 and
+  // 26 today, to run at all): a Node 20 worker keeps serving epoch 1 alone until 2 is released.
+  if (options.claims === undefined && support.epochs.some((e) => !isDraft(findEpoch(e)!))) {
+    const drafts = support.epochs.filter((e) => isDraft(findEpoch(e)!));
+    support.epochs = support.epochs.filter((e) => !drafts.includes(e));
+    support.warnings = support.warnings.filter(
+      (w) => !drafts.some((e) => w.startsWith(`epoch ${e} `)),
+    );
   }
   return support;
 }

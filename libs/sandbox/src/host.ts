@@ -4,7 +4,7 @@
  * trade-off). The script never holds a reference to anything here: the host calls into the guest
  * runtime's `deliver` and `collect` and exchanges only strings.
  */
-import ivm from "isolated-vm";
+import type ivm from "isolated-vm";
 import {
   RewindError,
   type ErrorData,
@@ -14,14 +14,12 @@ import {
 } from "@rewind/core";
 import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
+import { loadIsolatedVm } from "./engine.js";
+import { assertProcessZoneIsUtc } from "./process-zone.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle } from "./guest-bundle.js";
 import { SourceMapper } from "./source-map.js";
 import type { InstantiateOptions, ScriptSandbox } from "./script-sandbox.js";
-
-// Local time inside the sandbox is UTC on every host: `new Date(2024, 0, 1)` must mean the same
-// instant on every worker. Set before any isolate exists (Node re-reads TZ when it changes).
-if (process.env.TZ !== "UTC") process.env.TZ = "UTC";
 
 export interface SandboxOptions {
   /** Heap limit of each isolate, in MiB. A run that exceeds it fails with MEMORY_LIMIT. */
@@ -117,7 +115,7 @@ class IsolateSlot {
   starting = 0;
 
   constructor(memoryLimitMb: number) {
-    this.isolate = new ivm.Isolate({ memoryLimit: memoryLimitMb });
+    this.isolate = new (loadIsolatedVm().Isolate)({ memoryLimit: memoryLimitMb });
     this.runtime = this.isolate.compileScriptSync(guestBundle().code, {
       filename: "rewind-runtime.js",
     });
@@ -165,6 +163,8 @@ export class Sandbox implements ScriptSandbox {
   private readonly mappers = new Map<string, SourceMapper>();
 
   constructor(options: SandboxOptions = {}) {
+    // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
+    assertProcessZoneIsUtc();
     this.options = { ...DEFAULTS, ...options };
   }
 

@@ -19,6 +19,9 @@ export {
   SUPPORTED_EPOCHS,
   CURRENT_EPOCH,
   findEpoch,
+  isDraft,
+  newRunEpoch,
+  runtimeMismatches,
   currentEnvironment,
   epochSupport,
   type EpochRelease,
@@ -26,3 +29,4 @@ export {
   type EpochSupport,
   type ReplayOptions,
 } from "./epochs.js";
+export { assertReplayableHere, replayRuntimeProblem, nodeOf } from "./replay-runtime.js";

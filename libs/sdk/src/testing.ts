@@ -31,6 +31,9 @@ async function compiled(script: ScriptInput): Promise<CompiledScript> {
 
 let shared: Sandbox | undefined;
 function sandbox(): Sandbox {
+  // This harness launches runs in the test's own process, as bin/rewind.mjs does in the CLI's: it
+  // pins the zone epoch 1 was recorded in (the sandbox itself changes nothing of its process).
+  if (shared === undefined) process.env.TZ = "UTC";
   return (shared ??= new Sandbox());
 }
 

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import secureJson from "secure-json-parse";
 import { RewindError } from "@rewind/core";
 import { DASHBOARD_PATH, mountDashboard } from "@rewind/dashboard";
-import { CURRENT_EPOCH } from "@rewind/sandbox";
+import { newRunEpoch } from "@rewind/sandbox";
 import { ReplayProcess, type ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { ApiContext, ApiLog } from "./context.js";
@@ -38,7 +38,7 @@ export interface ApiOptions {
   changes?: RunChanges;
   /** Default: 100 ms, or 1 s when `changes` is given. */
   pollMs?: number;
-  /** The determinism epoch new runs are created on (default: this build's newest). */
+  /** The determinism epoch new runs are created on (default: the newest this runtime serves). */
   epoch?: number;
   /**
    * The largest value a run can take (an input, a signal's payload), in bytes of JSON: the
@@ -107,7 +107,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     replays,
     changes: options.changes ?? POLL_ONLY,
     version: options.version,
-    epoch: options.epoch ?? CURRENT_EPOCH,
+    epoch: options.epoch ?? newRunEpoch(),
     maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,

@@ -1,5 +1,6 @@
-import { writeFileSync } from "node:fs";
-import { toJournalFile } from "@rewind/journal";
+import { readFileSync, writeFileSync } from "node:fs";
+import { parseJournalFile, toJournalFile } from "@rewind/journal";
+import { assertReplayableHere } from "@rewind/sandbox";
 import { CassetteMissError, runWithCassette } from "@rewind/sdk/testing";
 import { client } from "../client.js";
 import { green, red } from "../format.js";
@@ -23,6 +24,11 @@ export async function cassetteCommand(
 
 /** `rewind test <script> --cassette FILE`: the script against a real run's answers, in virtual time. */
 export async function testCommand(script: string, options: { cassette: string }): Promise<number> {
+  // The cassette's run is replayed on this Node: it must be the runtime of the cassette's epoch.
+  assertReplayableHere(
+    parseJournalFile(readFileSync(options.cassette, "utf8"), options.cassette),
+    "rewind test --cassette",
+  );
   try {
     const run = await runWithCassette({ script, cassette: options.cassette });
     for (const line of run.output) process.stdout.write(line);

@@ -16,7 +16,7 @@ export async function epochsCommand(options: { json?: boolean }): Promise<number
     e.current ? green("current") : e.supported ? "supported" : red("unsupported"),
     e.environment === undefined
       ? dim("unknown to this build")
-      : `V8 ${e.environment.v8}, isolated-vm ${e.environment.isolatedVm}`,
+      : `V8 ${e.environment.v8}, isolated-vm ${e.environment.isolatedVm}${e.released === undefined ? dim(" (draft)") : ""}`,
     `${e.runs.open} live`,
     e.workers > 0 ? `${e.workers} worker${e.workers === 1 ? "" : "s"}` : yellow("no worker"),
     Object.entries(e.runs.byStatus)

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { RewindError, isSeed, type Json, type JournalEntry } from "@rewind/core";
 import { runInProcess, type ScheduledSignal } from "@rewind/executor";
 import { formatDivergence, parseJournalFile, relative, toJournalFile } from "@rewind/journal";
-import { Sandbox } from "@rewind/sandbox";
+import { Sandbox, assertReplayableHere } from "@rewind/sandbox";
 import { parseDuration } from "@rewind/core";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
@@ -50,6 +50,9 @@ export async function execCommand(scriptFile: string, options: ExecOptions): Pro
     options.fork === undefined
       ? undefined
       : parseJournalFile(readFileSync(options.fork, "utf8"), options.fork);
+  // Both replay a journal on this Node: it must be the runtime of the journal's epoch.
+  if (resume !== undefined) assertReplayableHere(resume, "rewind exec --resume");
+  if (parent !== undefined) assertReplayableHere(parent, "rewind exec --fork");
   const at = options.at === undefined ? undefined : Number(options.at);
   if (at !== undefined && (!Number.isInteger(at) || at < 2)) {
     throw new RewindError(

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { RewindError, type JournalEntry } from "@rewind/core";
 import { checkReplay } from "@rewind/executor";
 import { parseJournalFile } from "@rewind/journal";
-import { Sandbox, type CompiledScript } from "@rewind/sandbox";
+import { Sandbox, assertReplayableHere, type CompiledScript } from "@rewind/sandbox";
 import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { green, red } from "../format.js";
@@ -42,6 +42,8 @@ export async function replayCommand(
         ? await api.runs.script(target)
         : await compileCached(options.script);
   }
+  // Replayed here, on the CLI's own Node: another epoch's runtime would diverge by itself.
+  assertReplayableHere(journal, "rewind replay");
   const sandbox = new Sandbox();
   try {
     const check = await checkReplay(sandbox, script, journal);

@@ -1,5 +1,5 @@
 import { PRESENCE_LIVE_MS } from "@rewind/executor";
-import { CURRENT_EPOCH, EPOCHS, SUPPORTED_EPOCHS } from "@rewind/sandbox";
+import { EPOCHS, SUPPORTED_EPOCHS } from "@rewind/sandbox";
 import type { z } from "zod";
 import { EpochList, type EpochView } from "../quarantine-schemas.js";
 import { defineRoute } from "../route.js";
@@ -40,7 +40,8 @@ export const listEpochs = defineRoute({
       epoch: release.epoch,
       known: true,
       supported: SUPPORTED_EPOCHS.includes(release.epoch),
-      current: release.epoch === CURRENT_EPOCH,
+      // The epoch this API starts new runs in (the newest its runtime serves: newRunEpoch).
+      current: release.epoch === ctx.epoch,
       released: release.released,
       environment: release.environment,
       sandboxDigest: release.sandboxDigest,
@@ -61,6 +62,6 @@ export const listEpochs = defineRoute({
           ...liveness(epoch),
         });
     epochs.sort((a, b) => a.epoch - b.epoch);
-    return { current: CURRENT_EPOCH, epochs } satisfies z.input<typeof EpochList>;
+    return { current: ctx.epoch, epochs } satisfies z.input<typeof EpochList>;
   },
 });

@@ -1,5 +1,5 @@
 import { RewindError, type Json, type JournalEntry } from "@rewind/core";
-import { EPOCHS, findEpoch } from "@rewind/sandbox";
+import { EPOCHS, findEpoch, isDraft } from "@rewind/sandbox";
 import type { QuarantineAction as Action, QuarantinedRun, RunRecord } from "@rewind/store";
 import type { z } from "zod";
 import { callerOf } from "../auth.js";
@@ -104,10 +104,14 @@ export const releaseRun = defineRoute({
   errors: [401, 404, 409, 422, 503],
   async handle(input, ctx) {
     const epoch = input.body?.epoch;
-    if (epoch !== undefined && findEpoch(epoch) === undefined)
+    // A draft epoch (not released) is no place to move a run to: its runtime may still change.
+    const release = epoch === undefined ? undefined : findEpoch(epoch);
+    if (epoch !== undefined && (release === undefined || isDraft(release)))
       throw invalidInput(
         "body.epoch",
-        `epoch ${epoch} has not been released (released epochs: ${EPOCHS.map((e) => e.epoch).join(", ")}): see GET /v1/epochs`,
+        `epoch ${epoch} has not been released (released epochs: ${EPOCHS.filter((e) => !isDraft(e))
+          .map((e) => e.epoch)
+          .join(", ")}): see GET /v1/epochs`,
       );
     return act(ctx, input, "release", epoch === undefined ? {} : { epoch });
   },
