@@ -20,6 +20,12 @@ export interface ConsumeOptions {
   epochs?: readonly number[];
   /** This consumer's name (its lease owner): activations of runs it holds hot come straight here. */
   holder?: string;
+  /**
+   * Told as each activation is taken, before its handler runs: how it came (sticky: straight to
+   * this holder; shared: from the epoch's queue) and how long it waited since it was rung or, for
+   * a delayed ring, since it fell due (the schedule-to-start a dashboard shows).
+   */
+  onTaken?: (runId: string, taken: { delivery: "sticky" | "shared"; waitedMs: number }) => void;
 }
 
 /**

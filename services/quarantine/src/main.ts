@@ -5,6 +5,7 @@ import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
 import { startHealthServer } from "@rewind/telemetry";
+import { serveBacklog } from "./backlog-gauge.js";
 import { QuarantineService } from "./quarantine-service.js";
 
 const Config = z.object({
@@ -23,7 +24,7 @@ export interface QuarantineServiceProcessOptions {
 /**
  * `rewind quarantine-service`: a stateless process that acts on operators' release and give-up
  * requests for quarantined runs (only it appends run.released, and run.failed for a give-up),
- * and keeps the gauge of quarantined runs by epoch and reason. Crash-only, like every service:
+ * and keeps the gauges of quarantined runs by epoch and reason and of the queue backlog by epoch. Crash-only, like every service:
  * requests are consumed by the commit that acts on them. One or several may run.
  */
 export async function startQuarantineService(options: QuarantineServiceProcessOptions = {}) {
@@ -56,6 +57,7 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     log,
   });
   service.start();
+  const stopBacklog = serveBacklog(queue);
   const health =
     config.REWIND_HEALTH_PORT === undefined
       ? undefined
@@ -66,6 +68,7 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     service,
     healthUrl: health?.url,
     async close() {
+      stopBacklog();
       await service.stop();
       await queue.close();
       await store.close();

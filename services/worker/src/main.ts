@@ -14,7 +14,7 @@ import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
-import { startHealthServer } from "@rewind/telemetry";
+import { metrics, startHealthServer } from "@rewind/telemetry";
 
 const Config = z.object({
   ...serviceEnv,
@@ -101,6 +101,8 @@ export async function startWorker(options: WorkerOptions) {
     concurrency: options.concurrency ?? 64,
     epochs: executor.epochs,
     holder: owner,
+    onTaken: (runId, { delivery, waitedMs }) =>
+      metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId),
   });
   log(
     `taking activations of epoch${executor.epochs.length === 1 ? "" : "s"} ${executor.epochs.join(", ")}`,

@@ -90,7 +90,7 @@ export class Executor {
     if (!internal) this.inboxDirty.add(runId);
     const previous = this.chains.get(runId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.process(runId))
+      .then(() => this.timed(runId))
       .catch((error: unknown) => this.failed(runId, error));
     this.chains.set(runId, next);
     void next.then(() => {
@@ -128,6 +128,18 @@ export class Executor {
     return unfinished;
   }
 
+  /** An activation, timed by kind (rewind_executor_activation_duration_seconds). */
+  private async timed(runId: string): Promise<void> {
+    const kind = this.hot.has(runId) ? "hot" : "cold";
+    const started = performance.now();
+    try {
+      await this.process(runId);
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      countLater(() => metrics.activationSeconds.observe({ kind }, seconds, runId));
+    }
+  }
+
   private async process(runId: string): Promise<void> {
     if (this.crashed) return;
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
@@ -139,7 +151,8 @@ export class Executor {
       // The load reads the inbox as it is now; a ring from here on marks it to be read again.
       this.inboxDirty.delete(runId);
       run = await this.load(runId);
-      if (run !== undefined) metrics.replaySeconds.observe((performance.now() - started) / 1000);
+      if (run !== undefined)
+        metrics.replaySeconds.observe({}, (performance.now() - started) / 1000, runId);
     }
     if (run === undefined || run.dropped) return;
     run.lastActive = this.now();
@@ -182,8 +195,11 @@ export class Executor {
     // Timers that are due.
     for (const timer of run.engine.pendingTimers()) {
       if (run.engine.outcome !== undefined || timer.due > this.now()) continue;
-      const fire = () =>
-        run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: this.now() });
+      const fire = () => {
+        const at = this.now();
+        countLater(() => metrics.timerLateness.observe({}, (at - timer.due) / 1000, runId));
+        return run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at });
+      };
       if (!(await this.step(run, fire))) return;
     }
     if (run.attemptOpen && !run.dropped) {
@@ -378,6 +394,7 @@ export class Executor {
       if (outcome === "ok") for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
     });
     if (outcome === "lease_lost") {
+      countLater(() => metrics.leaseLosses.inc());
       this.drop(run);
       return false;
     }
@@ -450,6 +467,7 @@ export class Executor {
     if (tool === undefined) return;
     const owed = this.owed(run.runId) ?? new Set<number>();
     this.owedCalls.set(run.runId, owed.add(call.seq));
+    const started = performance.now();
     void invokeTool(tool, call, {
       runId: run.runId,
       toolset: run.toolset,
@@ -457,7 +475,12 @@ export class Executor {
       backoff: (ms) => sleep(ms),
     }).then((outcome) => {
       const result = outcome.ok ? "ok" : "error";
-      countLater(() => metrics.toolCalls.inc({ toolset: run.toolset, outcome: result }));
+      const seconds = (performance.now() - started) / 1000;
+      countLater(() => {
+        const labels = { toolset: run.toolset, tool: call.name, outcome: result };
+        metrics.toolCalls.inc(labels);
+        metrics.toolSeconds.observe(labels, seconds, run.runId);
+      });
       let current = run;
       while (current.successor !== undefined) current = current.successor; // rebuilt here
       if (current.dropped || this.hot.get(run.runId) !== current) {
@@ -559,6 +582,7 @@ export class Executor {
     });
     await this.options.store.releaseLease(lease).catch(() => {});
     this.remember(lease.runId);
+    metrics.runsEnded.inc({ status: "failed" });
     this.options.onEnded?.(lease.runId, "failed");
     return undefined;
   }
