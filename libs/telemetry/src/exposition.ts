@@ -1,5 +1,10 @@
 import type { MetricObjectWithValues, MetricValueWithName } from "prom-client";
-import { ALL_DEFINITIONS, PROCESS_DEFINITIONS, type MetricDefinition } from "./definitions.js";
+import {
+  ALL_DEFINITIONS,
+  PROCESS_DEFINITIONS,
+  type MetricDefinition,
+  type Service,
+} from "./definitions.js";
 import { processRegistry, registry } from "./metrics.js";
 
 export type ExpositionFormat = "text" | "openmetrics";
@@ -22,6 +27,17 @@ export function negotiateFormat(accept: string | undefined): ExpositionFormat {
     if (q === undefined || Number(q.slice(2)) > 0) return "openmetrics";
   }
   return "text";
+}
+
+const services = new Set<Service>();
+
+/**
+ * This process is (also) that service: /metrics serves the metrics that service serves (and the
+ * process's own), so a worker's dashboard panels list workers only. A process that declares
+ * nothing, like `rewind dev` with every service in it, serves every metric.
+ */
+export function serveAs(service: Service): void {
+  services.add(service);
 }
 
 const scrapeHooks: (() => Promise<void>)[] = [];
@@ -57,6 +73,8 @@ export async function renderMetrics(format: ExpositionFormat = "text"): Promise<
   await runHooks();
   const families: [MetricDefinition, Family][] = [];
   for (const definition of ALL_DEFINITIONS) {
+    if (services.size > 0 && !definition.servedBy.some((service) => services.has(service)))
+      continue;
     const isProcess = PROCESS_DEFINITIONS.includes(definition);
     const source = isProcess
       ? processRegistry.getSingleMetric(definition.name.slice("rewind_".length))

@@ -11,6 +11,7 @@ export {
   renderMetrics,
   negotiateFormat,
   onScrape,
+  serveAs,
   CONTENT_TYPES,
   type ExpositionFormat,
 } from "./exposition.js";

@@ -43,6 +43,11 @@ export class TracedHistogram<L extends string> {
     });
   }
 
+  /** Makes the series of these labels exist, at 0 (see zeroWorkerSeries in the worker). */
+  zero(labels: LabelValues<L>): void {
+    this.histogram.zero(labels);
+  }
+
   /** Starts timing; the returned function observes the seconds elapsed. */
   startTimer(labels: LabelValues<L>, runId?: string): () => number {
     const started = performance.now();

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseServiceConfig, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
+import { serveAs } from "@rewind/telemetry";
 import { createApi } from "./app.js";
 
 const Config = z.object(serviceEnv);
@@ -13,6 +14,7 @@ export async function startApiService(options: {
   env?: NodeJS.ProcessEnv;
 }) {
   const config = parseServiceConfig("rewind api", Config, options.env ?? process.env);
+  serveAs("api");
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     ...(config.REWIND_BLOB_URL ? { blobUrl: config.REWIND_BLOB_URL } : {}),

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
-import { startHealthServer } from "@rewind/telemetry";
+import { EPOCHS } from "@rewind/sandbox";
+import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
 import { serveBacklog } from "./backlog-gauge.js";
 import { QuarantineService } from "./quarantine-service.js";
 
@@ -57,7 +58,13 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     log,
   });
   service.start();
+  serveAs("quarantine");
   const stopBacklog = serveBacklog(queue);
+  // The quarantine's gauges too are read at each scrape (not only every 15 s), and the counters
+  // of releases start at 0 for every epoch (a series first seen above 0 loses that much in
+  // Prometheus's increase()).
+  const stopGauges = onScrape(() => service.refreshGauge());
+  for (const { epoch } of EPOCHS) metrics.quarantineReleases.inc({ epoch: String(epoch) }, 0);
   const health =
     config.REWIND_HEALTH_PORT === undefined
       ? undefined
@@ -69,6 +76,7 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     healthUrl: health?.url,
     async close() {
       stopBacklog();
+      stopGauges();
       await service.stop();
       await queue.close();
       await store.close();

@@ -14,7 +14,8 @@ import { BullMqQueue } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
-import { metrics, startHealthServer } from "@rewind/telemetry";
+import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
+import { zeroWorkerSeries } from "./metric-series.js";
 
 const Config = z.object({
   ...serviceEnv,
@@ -81,6 +82,8 @@ export async function startWorker(options: WorkerOptions) {
       "CONFLICT",
       "This worker can replay none of the epochs it was built for (see the lines above): run a build that matches this Node's V8 and isolated-vm",
     );
+  serveAs("worker");
+  zeroWorkerSeries(options.toolsets);
   const owner = `worker:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const executor = new Executor({
     store,
@@ -111,6 +114,9 @@ export async function startWorker(options: WorkerOptions) {
     strandedAfterMs: Math.max(2_000, config.REWIND_LEASE_MS / 2),
   });
   wake.start();
+  // The hot-run gauge from the executor itself at each scrape: no path that lets a run go can
+  // leave it stale.
+  const stopGauge = onScrape(async () => metrics.hotRuns.set(executor.hotRuns));
   let draining = false;
   const health =
     config.REWIND_HEALTH_PORT === undefined
@@ -130,6 +136,7 @@ export async function startWorker(options: WorkerOptions) {
      */
     async close() {
       draining = true;
+      stopGauge();
       wake.stop();
       await presence.stop();
       await queue.stopConsuming();

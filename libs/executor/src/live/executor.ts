@@ -560,6 +560,7 @@ export class Executor {
     });
     if (outcome === "ok") {
       metrics.quarantined.inc({ reason });
+      metrics.entries.inc({ kind: entry.kind });
       this.options.onCommitted?.(lease.runId);
     }
     await this.options.store.releaseLease(lease).catch(() => {});
@@ -574,12 +575,13 @@ export class Executor {
       at: this.now(),
       error: crashLoop(lease.attempts - 1, lease.lastSeq),
     } as JournalEntry;
-    await this.committer.append({
+    const outcome = await this.committer.append({
       lease,
       afterSeq: lease.lastSeq,
       entries: [verdict],
       status: "failed",
     });
+    if (outcome === "ok") metrics.entries.inc({ kind: verdict.kind });
     await this.options.store.releaseLease(lease).catch(() => {});
     this.remember(lease.runId);
     metrics.runsEnded.inc({ status: "failed" });

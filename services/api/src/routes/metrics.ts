@@ -7,6 +7,8 @@ import { CONTENT_TYPES, metrics, negotiateFormat, renderMetrics } from "@rewind/
  * latencies, labelled by route pattern (never by run id), and the runs it stored.
  */
 export function registerMetrics(app: FastifyInstance): void {
+  // At 0 from the start: a series first seen above 0 loses that much in Prometheus's increase().
+  for (const how of ["start", "fork"]) metrics.runsStarted.inc({ how }, 0);
   app.get("/metrics", async (request, reply) => {
     const format = negotiateFormat(request.headers.accept);
     return reply.type(CONTENT_TYPES[format]).send(await renderMetrics(format));
