@@ -302,7 +302,7 @@ export const DASHBOARDS: DashboardSpec[] = [
         kind: "stat",
         unit: "short",
         description: "Runs waiting for an operator (rewind quarantine list)",
-        queries: [q("sum(max by (epoch, reason) (rewind_quarantine_runs))")],
+        queries: [q("sum(max by (epoch, reason) (rewind_quarantine_runs)) or vector(0)")],
       },
       {
         title: "In quarantine by reason",
@@ -405,7 +405,10 @@ export const DASHBOARDS: DashboardSpec[] = [
         unit: "short",
         description: "Rewind processes that started in the range (restarts, deployments), by job",
         queries: [
-          q("count by (job) (rewind_process_start_time_seconds > time() - $__range_s)", "{{job}}"),
+          q(
+            "count by (job) (max_over_time(rewind_process_start_time_seconds[$__range]) > time() - $__range_s)",
+            "{{job}}",
+          ),
         ],
       },
       {
