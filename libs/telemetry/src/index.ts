@@ -16,4 +16,14 @@ export {
   type ExpositionFormat,
 } from "./exposition.js";
 export { traceIdOf } from "./trace-id.js";
+export {
+  createLogger,
+  lineLog,
+  runFields,
+  prettyLine,
+  type Logger,
+  type LogFormat,
+  type LoggerOptions,
+  type RunFields,
+} from "./logger.js";
 export { startHealthServer, type ServiceStatus } from "./health-server.js";

@@ -49,7 +49,8 @@ export interface WorkerOptions {
   toolsets: readonly Toolset[];
   concurrency?: number;
   env?: NodeJS.ProcessEnv;
-  log?: (line: string) => void;
+  /** Where the worker's lines go; a line about a run comes with its fields (runFields). */
+  log?: (line: string, fields?: object) => void;
 }
 
 /**
