@@ -48,6 +48,14 @@ if (!existsSync("/usr/bin/tini")) {
   console.error("  Install it (`apt-get install -y --no-install-recommends tini`, as .ci/run does).");
   process.exit(1);
 }
+// The metrics test: a real Prometheus scrapes a cluster; promtool lints every /metrics.
+for (const binary of ["/usr/bin/prometheus", "/usr/bin/promtool"]) {
+  if (!existsSync(binary)) {
+    console.error(`✗ No ${binary}: the metrics test scrapes a cluster with a real Prometheus and lints /metrics with promtool.`);
+    console.error("  Install Debian's package (`apt-get install -y --no-install-recommends prometheus`, as .ci/run does).");
+    process.exit(1);
+  }
+}
 const { missingTools } = await import("./install-tools.mjs");
 if (missingTools().length > 0) {
   const { spawnSync } = await import("node:child_process");
@@ -55,4 +63,4 @@ if (missingTools().length > 0) {
   const install = spawnSync(process.execPath, [new URL("./install-tools.mjs", import.meta.url).pathname], { stdio: "inherit" });
   if (install.status !== 0) process.exit(1);
 }
-console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}, tini and the chart's tools are installed`);
+console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}, tini, Prometheus and the chart's tools are installed`);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineToolset, RewindError, type RunStartedEntry } from "@rewind/core";
 import { ReplayPool, checkReplay, previewFork, runInProcess } from "@rewind/executor";
 import { Sandbox, compileScript, type CompiledScript } from "@rewind/sandbox";
-import { registry } from "@rewind/telemetry";
+import { renderMetrics } from "@rewind/telemetry";
 
 const sandbox = new Sandbox();
 const pool = new ReplayPool({ threads: 2 });
@@ -125,7 +125,7 @@ describe("ReplayPool", () => {
   });
 
   it("counts checks by kind and outcome, and times them (rewind_replay_*)", async () => {
-    const text = await registry.metrics();
+    const text = await renderMetrics();
     expect(text).toMatch(/rewind_replay_checks_total\{kind="check",outcome="match"\} [1-9]/);
     expect(text).toMatch(/rewind_replay_checks_total\{kind="check",outcome="divergence"\} [1-9]/);
     expect(text).toMatch(/rewind_replay_checks_total\{kind="check",outcome="error"\} [1-9]/);

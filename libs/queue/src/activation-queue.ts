@@ -27,6 +27,12 @@ export interface ConsumeOptions {
    * leases expire anyway, and a claim that outlives the lease only delays the takeover.
    */
   claimMs?: number;
+  /**
+   * Told as each activation is taken, before its handler runs: how it came (sticky: straight to
+   * this holder; shared: from the epoch's queue) and how long it waited since it was rung or, for
+   * a delayed ring, since it fell due (the schedule-to-start a dashboard shows).
+   */
+  onTaken?: (runId: string, taken: { delivery: "sticky" | "shared"; waitedMs: number }) => void;
 }
 
 /**

@@ -79,7 +79,7 @@ export class BullMqQueue implements ActivationQueue {
         { runId },
         { ...once, jobId: fallback, delay: this.stickyTimeoutMs },
       );
-      const message = JSON.stringify({ runId, fallback } satisfies StickyMessage);
+      const message = JSON.stringify({ runId, fallback, at: Date.now() } satisfies StickyMessage);
       if ((await this.connection.publish(this.channel(holder), message)) > 0) return;
       await queue.remove(fallback); // no one listens there: the holder is gone
     }
@@ -94,7 +94,12 @@ export class BullMqQueue implements ActivationQueue {
       this.connections.push(connection);
       const worker = new Worker(
         queueName(epoch),
-        async (job) => handler((job.data as { runId: string }).runId),
+        async (job) => {
+          const { runId } = job.data as { runId: string };
+          const due = job.timestamp + (job.opts.delay ?? 0);
+          options.onTaken?.(runId, { delivery: "shared", waitedMs: Math.max(0, Date.now() - due) });
+          return handler(runId);
+        },
         {
           connection,
           prefix: this.prefix,
@@ -113,7 +118,8 @@ export class BullMqQueue implements ActivationQueue {
     this.subscriber.on("error", () => {}); // reconnects by itself; fallbacks cover lost messages
     void this.subscriber.subscribe(this.channel(options.holder)).catch(() => {});
     this.subscriber.on("message", (_channel: string, text: string) => {
-      const { runId, fallback } = JSON.parse(text) as StickyMessage;
+      const { runId, fallback, at } = JSON.parse(text) as StickyMessage;
+      options.onTaken?.(runId, { delivery: "sticky", waitedMs: Math.max(0, Date.now() - at) });
       // Taken here: the fallback is not needed (if it already started elsewhere, the lease decides).
       for (const queue of this.queues.values()) void queue.remove(fallback).catch(() => {});
       void handler(runId).catch(() => {});
@@ -182,6 +188,8 @@ function fallbackId(jobId: string): string {
 interface StickyMessage {
   runId: string;
   fallback: string;
+  /** When it was rung (ms since the epoch). */
+  at: number;
 }
 
 /** Refuses a Redis that may evict keys: a lost job is a lost ring, silently. */

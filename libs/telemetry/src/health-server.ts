@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { registry } from "./metrics.js";
+import { CONTENT_TYPES, negotiateFormat, renderMetrics } from "./exposition.js";
 
 export interface ServiceStatus {
   /** Stopping: /readyz answers 503 so no new work is sent here. */
@@ -30,8 +30,9 @@ export async function startHealthServer(
       const draining = status().draining === true;
       json(draining ? 503 : 200, { ok: !draining, ...(draining ? { reason: "draining" } : {}) });
     } else if (path === "/metrics") {
-      void registry.metrics().then((text) => {
-        response.writeHead(200, { "content-type": registry.contentType });
+      const format = negotiateFormat(request.headers.accept);
+      void renderMetrics(format).then((text) => {
+        response.writeHead(200, { "content-type": CONTENT_TYPES[format] });
         response.end(text);
       });
     } else

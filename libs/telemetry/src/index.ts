@@ -1,2 +1,29 @@
-export { registry, metrics } from "./metrics.js";
+export { metrics, TracedHistogram, type Metrics } from "./metrics.js";
+export {
+  DEFINITIONS,
+  PROCESS_DEFINITIONS,
+  ALL_DEFINITIONS,
+  type MetricDefinition,
+  type MetricType,
+  type Service,
+} from "./definitions.js";
+export {
+  renderMetrics,
+  negotiateFormat,
+  onScrape,
+  serveAs,
+  CONTENT_TYPES,
+  type ExpositionFormat,
+} from "./exposition.js";
+export { traceIdOf } from "./trace-id.js";
+export {
+  createLogger,
+  lineLog,
+  runFields,
+  prettyLine,
+  type Logger,
+  type LogFormat,
+  type LoggerOptions,
+  type RunFields,
+} from "./logger.js";
 export { startHealthServer, type ServiceStatus } from "./health-server.js";

@@ -21,6 +21,7 @@ import { createRun, getRun, listRuns } from "./routes/runs.js";
 import { forkRun } from "./routes/fork.js";
 import { replayRun, replayRuns } from "./routes/replay.js";
 import { registerMetrics } from "./routes/metrics.js";
+import { createLogger } from "@rewind/telemetry";
 import { listEpochs } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
@@ -193,9 +194,10 @@ export function createApi(options: ApiOptions): FastifyInstance {
   return app;
 }
 
+/** The API's own errors, structured (the error with its stack under err). */
+const logger = createLogger("api");
 const stderrLog: ApiLog = {
   error(message, error) {
-    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    process.stderr.write(`rewind api: ${message}: ${detail}\n`);
+    logger.error({ err: error }, message);
   },
 };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { changeNotices, parseServiceConfig, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
+import { serveAs } from "@rewind/telemetry";
 import { createApi } from "./app.js";
 import { RedisRunChanges } from "./redis-run-changes.js";
 
@@ -26,6 +27,7 @@ export async function startApiService(options: {
   env?: NodeJS.ProcessEnv;
 }) {
   const config = parseServiceConfig("rewind api", Config, options.env ?? process.env);
+  serveAs("api");
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     ...(config.REWIND_BLOB_URL ? { blobUrl: config.REWIND_BLOB_URL } : {}),

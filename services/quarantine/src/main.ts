@@ -4,7 +4,9 @@ import { z } from "zod";
 import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
-import { startHealthServer } from "@rewind/telemetry";
+import { EPOCHS } from "@rewind/sandbox";
+import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
+import { serveBacklog } from "./backlog-gauge.js";
 import { QuarantineService } from "./quarantine-service.js";
 
 const Config = z.object({
@@ -23,7 +25,7 @@ export interface QuarantineServiceProcessOptions {
 /**
  * `rewind quarantine-service`: a stateless process that acts on operators' release and give-up
  * requests for quarantined runs (only it appends run.released, and run.failed for a give-up),
- * and keeps the gauge of quarantined runs by epoch and reason. Crash-only, like every service:
+ * and keeps the gauges of quarantined runs by epoch and reason and of the queue backlog by epoch. Crash-only, like every service:
  * requests are consumed by the commit that acts on them. One or several may run.
  */
 export async function startQuarantineService(options: QuarantineServiceProcessOptions = {}) {
@@ -56,6 +58,13 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     log,
   });
   service.start();
+  serveAs("quarantine");
+  const stopBacklog = serveBacklog(queue);
+  // The quarantine's gauges too are read at each scrape (not only every 15 s), and the counters
+  // of releases start at 0 for every epoch (a series first seen above 0 loses that much in
+  // Prometheus's increase()).
+  const stopGauges = onScrape(() => service.refreshGauge());
+  for (const { epoch } of EPOCHS) metrics.quarantineReleases.inc({ epoch: String(epoch) }, 0);
   const health =
     config.REWIND_HEALTH_PORT === undefined
       ? undefined
@@ -66,6 +75,8 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     service,
     healthUrl: health?.url,
     async close() {
+      stopBacklog();
+      stopGauges();
       await service.stop();
       await queue.close();
       await store.close();

@@ -10,7 +10,7 @@ import pg from "pg";
 import type { RunFailedEntry, RunQuarantinedEntry, RunReleasedEntry } from "@rewind/core";
 import { compileScript } from "@rewind/sandbox";
 import { defineToolset } from "@rewind/sdk";
-import { registry } from "@rewind/telemetry";
+import { renderMetrics } from "@rewind/telemetry";
 import { QuarantineService } from "../src/index.js";
 import { RANDOM_BUG, startCluster, until, type Api, type Cluster } from "./harness.js";
 
@@ -142,7 +142,7 @@ describe("release after a fix", () => {
       doorbell: { ring: async () => {} },
     });
     await gauges.refreshGauge();
-    expect(await registry.metrics()).toMatch(
+    expect(await renderMetrics()).toMatch(
       /rewind_epoch_open_runs\{epoch="1",status="quarantined"\} 4/,
     );
     expect((await call("GET", `/v1/quarantine/${ids.get("A")}`)).body.current.pending).toEqual([
@@ -206,7 +206,7 @@ describe("release after a fix", () => {
     expect(await journal("C")).toHaveLength(5);
     expect(effects.get("C:2")).toBeUndefined();
     await quarantine.service.refreshGauge();
-    const metrics = await registry.metrics();
+    const metrics = await renderMetrics();
     expect(metrics).toMatch(/rewind_quarantine_quarantined_total\{reason="divergence"\} [1-9]/);
     expect(metrics).toMatch(/rewind_quarantine_releases_total\{epoch="1"\} 3/);
     expect(metrics).toMatch(/rewind_quarantine_give_ups_total 1/);

@@ -21,7 +21,8 @@ import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { openStore } from "@rewind/store";
-import { startHealthServer } from "@rewind/telemetry";
+import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
+import { zeroWorkerSeries } from "./metric-series.js";
 
 const Config = z.object({
   ...serviceEnv,
@@ -63,7 +64,8 @@ export interface WorkerOptions {
   toolsets: readonly Toolset[];
   concurrency?: number;
   env?: NodeJS.ProcessEnv;
-  log?: (line: string) => void;
+  /** Where the worker's lines go; a line about a run comes with its fields (runFields). */
+  log?: (line: string, fields?: object) => void;
 }
 
 /**
@@ -113,6 +115,8 @@ export async function startWorker(options: WorkerOptions) {
           redisUrl: config.REDIS_URL,
           prefix: config.REWIND_REDIS_PREFIX,
         });
+  serveAs("worker");
+  zeroWorkerSeries(options.toolsets);
   const owner = `worker:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const executor = new Executor({
     store,
@@ -135,6 +139,8 @@ export async function startWorker(options: WorkerOptions) {
     epochs: executor.epochs,
     holder: owner,
     claimMs: config.REWIND_LEASE_MS,
+    onTaken: (runId, { delivery, waitedMs }) =>
+      metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId),
   });
   log(
     `taking activations of epoch${executor.epochs.length === 1 ? "" : "s"} ${executor.epochs.join(", ")}`,
@@ -143,6 +149,9 @@ export async function startWorker(options: WorkerOptions) {
     strandedAfterMs: Math.max(2_000, config.REWIND_LEASE_MS / 2),
   });
   wake.start();
+  // The hot-run gauge from the executor itself at each scrape: no path that lets a run go can
+  // leave it stale.
+  const stopGauge = onScrape(async () => metrics.hotRuns.set(executor.hotRuns));
   let draining = false;
   const health =
     config.REWIND_HEALTH_PORT === undefined
@@ -162,6 +171,7 @@ export async function startWorker(options: WorkerOptions) {
      */
     async close() {
       draining = true;
+      stopGauge();
       wake.stop();
       await presence.stop();
       await queue.stopConsuming();

@@ -116,6 +116,8 @@ export class Cluster {
   readonly counter = new CountingServer();
   readonly workers: ServiceProcess[] = [];
   apiProcess: ServiceProcess | undefined;
+  quarantineProcess: ServiceProcess | undefined;
+  databaseUrl = "";
   api!: Rewind;
   apiUrl = "";
   private env: NodeJS.ProcessEnv = {};
@@ -132,6 +134,7 @@ export class Cluster {
       this.database = await createTestDatabase("rewind_chaos");
       databaseUrl = this.database.url;
     }
+    this.databaseUrl = databaseUrl;
     const sql = await openSqlClient({ databaseUrl });
     await migrate(sql);
     await sql.close();
@@ -184,8 +187,26 @@ export class Cluster {
     return { worker, healthUrl: healthPort ? `http://127.0.0.1:${healthPort}` : undefined };
   }
 
+  /** `rewind quarantine-service`, serving /healthz and /metrics on a port of its own. */
+  async startQuarantineService(env: Record<string, string> = {}) {
+    const healthPort = await freePort();
+    const service = this.spawn(["quarantine-service"], {
+      REWIND_HEALTH_PORT: String(healthPort),
+      ...env,
+    });
+    this.quarantineProcess = service;
+    await until(
+      "the quarantine service to be ready",
+      async () => (service.ready = service.log.includes("quarantine service ready")),
+      30_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${service.log}`);
+    });
+    return { service, healthUrl: `http://127.0.0.1:${healthPort}` };
+  }
+
   async close(): Promise<void> {
-    for (const child of [...this.workers, this.apiProcess]) {
+    for (const child of [...this.workers, this.apiProcess, this.quarantineProcess]) {
       if (child?.alive) child.child.kill("SIGCONT");
       await child?.kill("SIGKILL");
     }

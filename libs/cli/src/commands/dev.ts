@@ -1,10 +1,15 @@
 import { startDevPlatform } from "@rewind/dev";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
-import { dim, green } from "../format.js";
+import { createLogger, lineLog } from "@rewind/telemetry";
+import { green } from "../format.js";
 
 /** `rewind dev`: the whole platform in one process, on PGlite under .rewind/ unless DATABASE_URL is set. */
 export async function devCommand(options: { port?: string; toolset?: string[] }): Promise<number> {
+  // Readable lines in the terminal (REWIND_LOG_FORMAT=json for a log pipeline).
+  const log = lineLog(
+    createLogger("dev", { format: process.env.REWIND_LOG_FORMAT === "json" ? "json" : "pretty" }),
+  );
   const toolsets: Toolset[] = [];
   for (const file of options.toolset ?? []) toolsets.push(...(await loadToolsets(file)));
   const databaseUrl = process.env.DATABASE_URL;
@@ -14,7 +19,7 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
     ...(process.env.REWIND_BLOB_URL ? { blobUrl: process.env.REWIND_BLOB_URL } : {}),
     ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
     toolsets,
-    log: (line) => process.stderr.write(`${dim("rewind")} ${line}\n`),
+    log,
   });
   // The token rides in the fragment, which the browser keeps to itself; the page stores it in the
   // tab and wipes it from the address bar.
@@ -38,7 +43,7 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
-  process.stderr.write(`${dim("rewind")} stopping…\n`);
+  log("stopping…");
   await platform.close();
   return 0;
 }

@@ -1,7 +1,5 @@
 import { startQuarantineService } from "@rewind/quarantine";
-import { dim } from "../format.js";
-
-const log = (line: string) => process.stderr.write(`${dim("rewind")} ${line}\n`);
+import { createLogger, lineLog } from "@rewind/telemetry";
 
 /**
  * `rewind quarantine-service`: acts on operators' release and give-up requests for quarantined
@@ -9,6 +7,7 @@ const log = (line: string) => process.stderr.write(`${dim("rewind")} ${line}\n`)
  * SIGTERM or SIGINT.
  */
 export async function quarantineServiceCommand(): Promise<number> {
+  const log = lineLog(createLogger("quarantine"));
   const service = await startQuarantineService({ log });
   log(
     `quarantine service ready${service.healthUrl === undefined ? "" : ` (metrics on ${service.healthUrl}/metrics)`}`,

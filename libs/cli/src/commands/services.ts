@@ -3,12 +3,10 @@ import { openStore } from "@rewind/store";
 import type { Toolset } from "@rewind/sdk";
 import { startWorker } from "@rewind/worker";
 import { loadToolsets } from "../load-toolset.js";
-import { dim } from "../format.js";
-
-const log = (line: string) => process.stderr.write(`${dim("rewind")} ${line}\n`);
+import { createLogger, lineLog } from "@rewind/telemetry";
 
 /** Waits for SIGTERM or SIGINT, then closes gracefully. */
-function untilStopped(close: () => Promise<void>): Promise<number> {
+function untilStopped(close: () => Promise<void>, log: (line: string) => void): Promise<number> {
   return new Promise((resolve) => {
     const stop = () => {
       log("stopping…");
@@ -23,9 +21,10 @@ function untilStopped(close: () => Promise<void>): Promise<number> {
 export async function apiCommand(options: { port?: string }): Promise<number> {
   const host = process.env.REWIND_HOST ?? "127.0.0.1";
   const port = Number(options.port ?? 7420);
+  const log = lineLog(createLogger("api"));
   const service = await startApiService({ port, host });
   log(`API listening on http://${host}:${port}/v1, dashboard on http://${host}:${port}/dashboard/`);
-  return untilStopped(() => service.close());
+  return untilStopped(() => service.close(), log);
 }
 
 /** `rewind worker --toolset FILE… [--concurrency N]`: a stateless executor of runs. */
@@ -35,13 +34,14 @@ export async function workerCommand(options: {
 }): Promise<number> {
   const toolsets: Toolset[] = [];
   for (const file of options.toolset ?? []) toolsets.push(...(await loadToolsets(file)));
+  const log = lineLog(createLogger("worker"));
   const worker = await startWorker({
     toolsets,
     concurrency: Number(options.concurrency ?? 64),
     log,
   });
   log(`worker ready: toolsets ${toolsets.map((t) => t.name).join(", ") || "none"}`);
-  return untilStopped(() => worker.close());
+  return untilStopped(() => worker.close(), log);
 }
 
 /** `rewind token create`: a new API token for a namespace, printed once. */

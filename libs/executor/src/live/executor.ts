@@ -95,7 +95,7 @@ export class Executor {
     if (!internal) this.inboxDirty.add(runId);
     const previous = this.chains.get(runId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.process(runId))
+      .then(() => this.timed(runId))
       .catch((error: unknown) => this.failed(runId, error));
     this.chains.set(runId, next);
     void next.then(() => {
@@ -133,6 +133,18 @@ export class Executor {
     return unfinished;
   }
 
+  /** An activation, timed by kind (rewind_executor_activation_duration_seconds). */
+  private async timed(runId: string): Promise<void> {
+    const kind = this.hot.has(runId) ? "hot" : "cold";
+    const started = performance.now();
+    try {
+      await this.process(runId);
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      countLater(() => metrics.activationSeconds.observe({ kind }, seconds, runId));
+    }
+  }
+
   private async process(runId: string): Promise<void> {
     if (this.crashed) return;
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
@@ -144,7 +156,8 @@ export class Executor {
       // The load reads the inbox as it is now; a ring from here on marks it to be read again.
       this.inboxDirty.delete(runId);
       run = await this.load(runId);
-      if (run !== undefined) metrics.replaySeconds.observe((performance.now() - started) / 1000);
+      if (run !== undefined)
+        metrics.replaySeconds.observe({}, (performance.now() - started) / 1000, runId);
     }
     if (run === undefined || run.dropped) return;
     run.lastActive = this.now();
@@ -191,17 +204,20 @@ export class Executor {
     // Timers that are due, delivered together and journaled in one commit (their effects wait
     // for it, as every effect does): thousands due at once cost a commit per turn, not each.
     const now = this.now();
-    const due: number[] = [];
+    const due: { seq: number; due: number }[] = [];
     for (const timer of run.engine.pendingTimers())
-      if (timer.due <= now && due.push(timer.seq) > budget) break;
+      if (timer.due <= now && due.push(timer) > budget) break;
     const fired = due.slice(0, Math.max(0, budget));
     if (due.length > fired.length) budget = -1; // more are due than this turn takes
     if (fired.length > 0 && run.engine.outcome === undefined) {
       const fire = async () => {
         const entries: JournalEntry[] = [];
-        for (const timerSeq of fired) {
+        for (const timer of fired) {
           if (run.engine.outcome !== undefined) break; // ended: later timers no longer fire
-          entries.push(...(await run.engine.deliver({ kind: "timer.fired", timerSeq, at: now })));
+          countLater(() => metrics.timerLateness.observe({}, (now - timer.due) / 1000, runId));
+          entries.push(
+            ...(await run.engine.deliver({ kind: "timer.fired", timerSeq: timer.seq, at: now })),
+          );
         }
         return entries;
       };
@@ -425,6 +441,7 @@ export class Executor {
       if (outcome === "ok") for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
     });
     if (outcome === "lease_lost") {
+      countLater(() => metrics.leaseLosses.inc());
       this.drop(run);
       return false;
     }
@@ -533,6 +550,7 @@ export class Executor {
     if (tool === undefined) return;
     const owed = this.owed(run.runId) ?? new Set<number>();
     this.owedCalls.set(run.runId, owed.add(call.seq));
+    const started = performance.now();
     void invokeTool(tool, call, {
       runId: run.runId,
       toolset: run.toolset,
@@ -540,7 +558,12 @@ export class Executor {
       backoff: (ms) => sleep(ms),
     }).then((outcome) => {
       const result = outcome.ok ? "ok" : "error";
-      countLater(() => metrics.toolCalls.inc({ toolset: run.toolset, outcome: result }));
+      const seconds = (performance.now() - started) / 1000;
+      countLater(() => {
+        const labels = { toolset: run.toolset, tool: call.name, outcome: result };
+        metrics.toolCalls.inc(labels);
+        metrics.toolSeconds.observe(labels, seconds, run.runId);
+      });
       let current = run;
       while (current.successor !== undefined) current = current.successor; // rebuilt here
       if (current.dropped || this.hot.get(run.runId) !== current) {
@@ -612,6 +635,7 @@ export class Executor {
     });
     if (outcome === "ok") {
       metrics.quarantined.inc({ reason });
+      metrics.entries.inc({ kind: entry.kind });
       this.options.onCommitted?.(lease.runId);
     }
     await this.options.store.releaseLease(lease).catch(() => {});
@@ -626,14 +650,16 @@ export class Executor {
       at: this.now(),
       error: crashLoop(times, lease.lastSeq, cause),
     } as JournalEntry;
-    await this.committer.append({
+    const outcome = await this.committer.append({
       lease,
       afterSeq: lease.lastSeq,
       entries: [verdict],
       status: "failed",
     });
+    if (outcome === "ok") metrics.entries.inc({ kind: verdict.kind });
     await this.options.store.releaseLease(lease).catch(() => {});
     this.remember(lease.runId);
+    metrics.runsEnded.inc({ status: "failed" });
     this.options.onEnded?.(lease.runId, "failed");
     return undefined;
   }

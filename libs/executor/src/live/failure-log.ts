@@ -1,9 +1,11 @@
+import { runFields } from "@rewind/telemetry";
+
 /**
  * Logs failed activations without flooding: while the store is down every open run fails once a
  * second, so the same message is said once, then counted, and the count is told every `everyMs`.
  */
 export function activationFailureLog(
-  log: (line: string) => void,
+  log: (line: string, fields?: object) => void,
   everyMs = 5_000,
   now: () => number = Date.now,
 ): (runId: string, error: unknown) => void {
@@ -20,7 +22,7 @@ export function activationFailureLog(
     }
     if (repeats > 0)
       log(`… and ${repeats} more failed activation(s) of ${runs.size} run(s) with the same error`);
-    log(`run ${runId}: activation failed, retrying: ${message}`);
+    log(`run ${runId}: activation failed, retrying: ${message}`, runFields(runId));
     lastMessage = message;
     lastAt = now();
     repeats = 0;

@@ -38,7 +38,7 @@ export class GroupCommitter {
           const started = performance.now();
           const outcomes = await this.store.commit(batch.map((p) => p.append));
           const seconds = (performance.now() - started) / 1000;
-          countLater(() => metrics.commitSeconds.observe(seconds));
+          countLater(() => metrics.commitSeconds.observe({}, seconds));
           batch.forEach((p, i) => p.resolve(outcomes[i] ?? "lease_lost"));
         } catch (error) {
           if (batch.length === 1) batch[0]!.reject(error);

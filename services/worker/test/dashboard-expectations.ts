@@ -1,0 +1,207 @@
+/**
+ * What each query of the Grafana dashboards (deploy/grafana) must return after the Prometheus
+ * test's workload (prometheus.int.test.ts): counts exactly (rounded: increase() extrapolates a
+ * fraction of a scrape interval), other panels by the series they show and bounds on their values.
+ * Keyed by "dashboard / panel" (and "#n" for a panel's n-th query); a query with no entry here
+ * fails the test.
+ */
+import { expect } from "vitest";
+import type { JournalEntry } from "@rewind/core";
+import type { Sample } from "./prometheus.js";
+
+export interface Did {
+  started: Record<string, number>;
+  ended: Record<string, number>;
+  toolCalls: Record<string, number>;
+  toolErrors: Record<string, number>;
+  timers: number;
+  quarantined: number;
+  givenUp: number;
+  processes: Record<string, number>;
+  journals: JournalEntry[][];
+  /** The hot-cache dashboard's "Hot runs" query while three runs waited. */
+  hotWhileWaiting: number;
+  /** The quarantine dashboard's "In quarantine now" query while the edited run was held. */
+  inQuarantine: number;
+  backlog: number;
+  /** Every worker's host:port, the killed ones included. */
+  workers: string[];
+}
+
+type Expectation = (result: Sample[], did: Did, key: string) => void;
+
+/** An instant result by one label's value, rounded to a count. */
+function counts(result: Sample[], label?: string): Record<string, number> {
+  return Object.fromEntries(
+    result.map((s) => [
+      label === undefined ? "" : (s.metric[label] ?? ""),
+      Math.round(Number(s.value![1])),
+    ]),
+  );
+}
+
+/** A range result: each series's values, NaN (no data in a window) left out. */
+function values(sample: Sample): number[] {
+  return (sample.values ?? []).map(([, v]) => Number(v)).filter((v) => !Number.isNaN(v));
+}
+const max = (sample: Sample) => Math.max(...values(sample));
+
+/** The label values whose series rose above 0 at some point. */
+function active(result: Sample[], label: string): string[] {
+  return result
+    .filter((s) => max(s) > 0)
+    .map((s) => s.metric[label] ?? "")
+    .sort();
+}
+
+/** Journal entries the workers committed: not run.started (the API's) nor the quarantine service's. */
+function workerEntries(did: Did): Record<string, number> {
+  const byKind: Record<string, number> = {};
+  for (const journal of did.journals)
+    for (const entry of journal) {
+      if (entry.kind === "run.started" || entry.kind === "run.released") continue;
+      if (entry.kind === "run.failed" && entry.error.code === "GIVEN_UP") continue;
+      byKind[entry.kind] = (byKind[entry.kind] ?? 0) + 1;
+    }
+  return byKind;
+}
+const nonZero = (record: Record<string, number>) =>
+  Object.fromEntries(Object.entries(record).filter(([, n]) => n !== 0));
+const single = (result: Sample[]) => Math.round(Number(result[0]?.value?.[1] ?? NaN));
+const keys = (record: Record<string, number>) => Object.keys(nonZero(record)).sort();
+
+function bounded(low: number, high: number, label?: string, wanted?: string[]): Expectation {
+  return (result, _did, key) => {
+    if (wanted !== undefined && label !== undefined)
+      expect(
+        result
+          .filter((s) => values(s).length > 0)
+          .map((s) => s.metric[label])
+          .sort(),
+        key,
+      ).toEqual(expect.arrayContaining(wanted));
+    expect(result.length, key).toBeGreaterThan(0);
+    for (const sample of result)
+      for (const value of values(sample)) {
+        expect(value, key).toBeGreaterThanOrEqual(low);
+        expect(value, key).toBeLessThanOrEqual(high);
+      }
+  };
+}
+
+export const expectations: Record<string, Expectation> = {
+  "throughput / Runs started": (r, did, key) => expect(counts(r, "how"), key).toEqual(did.started),
+  "throughput / Runs ended": (r, did, key) => expect(counts(r, "status"), key).toEqual(did.ended),
+  "throughput / Tool calls": (r, did, key) => expect(counts(r, "tool"), key).toEqual(did.toolCalls),
+  "throughput / Runs started and ended per second #1": (r, did, key) =>
+    expect(active(r, "how"), key).toEqual(keys(did.started)),
+  "throughput / Runs started and ended per second #2": (r, did, key) =>
+    expect(active(r, "status"), key).toEqual(keys(did.ended)),
+  "throughput / Tool calls per second": (r, did, key) =>
+    expect(active(r, "tool"), key).toEqual(keys(did.toolCalls)),
+  "throughput / Journal entries per second": (r, did, key) =>
+    expect(active(r, "kind"), key).toEqual(keys(workerEntries(did))),
+  "throughput / Journal entries": (r, did, key) =>
+    expect(nonZero(counts(r, "kind")), key).toEqual(workerEntries(did)),
+  "throughput / Activations per second": (r, _did, key) =>
+    expect(active(r, "kind"), key).toEqual(["cold", "hot"]),
+
+  "latency / Tool call duration (p99)": (r, _did, key) => {
+    const byTool = Object.fromEntries(r.map((s) => [s.metric.tool, values(s)]));
+    expect(Math.max(...byTool.slow!), key).toBeGreaterThan(0.1); // slow takes 200 ms
+    expect(Math.max(...byTool.slow!), key).toBeLessThan(0.5);
+    expect(Math.max(...byTool.charge!), key).toBeLessThan(0.1);
+    expect(byTool.decline!.length, key).toBeGreaterThan(0);
+  },
+  "latency / Tool calls timed": (r, did, key) => {
+    const timed = Object.fromEntries(
+      r.map((s) => [`${s.metric.tool} ${s.metric.outcome}`, Math.round(Number(s.value![1]))]),
+    );
+    const wanted: Record<string, number> = {};
+    for (const [tool, calls] of Object.entries(did.toolCalls)) {
+      wanted[`${tool} ok`] = calls - (did.toolErrors[tool] ?? 0);
+      wanted[`${tool} error`] = did.toolErrors[tool] ?? 0;
+    }
+    expect(timed, key).toEqual(wanted);
+  },
+  "latency / Activation duration (p99)": bounded(0, 5, "kind", ["cold", "hot"]),
+  "latency / Schedule to start (p99)": bounded(0, 5, "delivery", ["shared"]),
+  "latency / Timer lateness (p99)": bounded(0, 1),
+  "latency / Timers fired": (r, did, key) => expect(single(r), key).toBe(did.timers),
+  "latency / Commit duration (p99)": bounded(0, 1),
+  "latency / Cold replay duration (p99)": bounded(0, 5),
+  "latency / API request duration (p99)": bounded(0, 5, "route", ["/v1/runs", "/v1/runs/:id"]),
+
+  "backlog / Backlog by epoch": (r, did, key) => {
+    expect(
+      r.map((s) => s.metric.epoch),
+      key,
+    ).toEqual(["1"]);
+    expect(max(r[0]!), key).toBe(did.backlog);
+    expect(values(r[0]!).at(-1), key).toBe(0); // taken once the workers thawed
+  },
+  "backlog / Open runs by epoch": (r, _did, key) => {
+    const most = Object.fromEntries(r.map((s) => [`${s.metric.epoch} ${s.metric.status}`, max(s)]));
+    expect(most["1 waiting"], key).toBeGreaterThanOrEqual(3);
+    expect(most["1 quarantined"], key).toBe(1);
+    expect(most["1 queued"], key).toBeGreaterThanOrEqual(1);
+  },
+  "backlog / Activations taken per second": (r, _did, key) =>
+    expect(active(r, "delivery"), key).toEqual(expect.arrayContaining(["shared"])),
+
+  "hot-cache / Hot runs": (r, did, key) => {
+    expect(did.hotWhileWaiting, key).toBe(3);
+    expect(single(r), key).toBe(0); // every run ended
+  },
+  "hot-cache / Hot runs per worker": (r, did, key) => {
+    expect(r.map((s) => s.metric.instance).sort(), key).toEqual([...did.workers].sort());
+    expect(
+      r.reduce((sum, s) => sum + max(s), 0),
+      key,
+    ).toBeGreaterThanOrEqual(3);
+  },
+  "hot-cache / Sandbox heap per worker": (r, did, key) => {
+    expect(r.map((s) => s.metric.instance).sort(), key).toEqual([...did.workers].sort());
+    expect(Math.max(...r.map(max)), key).toBeGreaterThan(0);
+  },
+  "hot-cache / Hot share of activations": (r, _did, key) => {
+    bounded(0, 1)(r, _did, key);
+    expect(max(r[0]!), key).toBeGreaterThan(0);
+  },
+  "hot-cache / Evictions per second": (r, _did, key) => expect(r, key).toEqual([]), // none
+
+  "quarantine / In quarantine now": (r, did, key) => {
+    expect(did.inQuarantine, key).toBe(did.quarantined);
+    expect(single(r), key).toBe(0); // given up
+  },
+  "quarantine / In quarantine by reason": (r, did, key) => {
+    expect(
+      r.map((s) => `${s.metric.epoch} ${s.metric.reason}`),
+      key,
+    ).toEqual(["1 divergence"]);
+    expect(max(r[0]!), key).toBe(did.quarantined);
+  },
+  "quarantine / Quarantined": (r, did, key) =>
+    expect(counts(r, "reason"), key).toEqual({ divergence: did.quarantined, "invalid-journal": 0 }),
+  "quarantine / Released": (r, _did, key) => expect(counts(r, "epoch"), key).toEqual({ "1": 0 }),
+  "quarantine / Given up": (r, did, key) => expect(single(r), key).toBe(did.givenUp),
+  "quarantine / Divergences per second": (r, _did, key) =>
+    expect(max(r[0]!), key).toBeGreaterThan(0),
+
+  "errors / Runs failed": (r, did, key) => expect(single(r), key).toBe(did.ended.failed),
+  "errors / Tool calls failed": (r, did, key) =>
+    expect(counts(r, "tool"), key).toEqual(did.toolErrors),
+  "errors / API errors per second": (r, _did, key) =>
+    expect(
+      r.filter((s) => max(s) > 0).map((s) => `${s.metric.route} ${s.metric.status}`),
+      key,
+    ).toContain("/v1/runs/:id 404"),
+  "errors / Lease losses": (r, _did, key) => expect(single(r), key).toBe(0),
+  "errors / Processes started": (r, did, key) =>
+    expect(counts(r, "job"), key).toEqual(did.processes),
+  "errors / Event loop lag (p99)": (r, did, key) =>
+    expect(
+      r.map((s) => s.metric.instance),
+      key,
+    ).toEqual(expect.arrayContaining(did.workers)),
+};
