@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { toJournalFile } from "@rewind/journal";
-import { CassetteMissError, runWithCassette } from "@rewind/sdk/testing";
+import { CassetteMissError, runWithCassette } from "@rewind/testing";
 import { client } from "../client.js";
 import { green, red } from "../format.js";
 
