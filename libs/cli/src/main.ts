@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { RewindError } from "@rewind/core";
 import { RewindApiError } from "@rewind/sdk";
+import { cliVersion } from "./version.js";
 /**
  * Each command's code is loaded when it runs: `rewind run` does not pay for the platform's
  * modules (the database, the HTTP server), and the action sets the exit code it returns.
@@ -17,7 +18,23 @@ const runs$ = () => import("./commands/runs.js");
 const program = new Command()
   .name("rewind")
   .description("Durable execution for TypeScript scripts")
+  .version(cliVersion(), "-v, --version", "print the version of rewind")
+  .addHelpText(
+    "after",
+    `
+Commands that talk to a server (run, runs, signal, cancel, replay, fork, cassette, quarantine,
+epochs, mcp) use REWIND_URL (default http://localhost:7420) and REWIND_TOKEN (default: the token
+rewind dev saved in .rewind/token).`,
+  )
   .showHelpAfterError();
+
+program
+  .command("init")
+  .description(
+    "scaffold a project: a script, a toolset, typed tsconfigs, a test against mock tools, npm scripts",
+  )
+  .argument("[dir]", "the folder to create it in", ".")
+  .action(lazy(() => import("./commands/init.js"), "initCommand"));
 
 program
   .command("exec")

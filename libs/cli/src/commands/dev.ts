@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { startDevPlatform } from "@rewind/dev";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
@@ -29,7 +30,7 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
       `  token     ${platform.token}   (saved in .rewind/token; the CLI here uses it)`,
       `  dashboard ${dashboard}`,
       `  toolsets  ${toolsets.map((t) => `${t.name} (${[...t.tools.keys()].join(", ")})`).join("; ") || "none: pass --toolset FILE"}`,
-      `  try       rewind run examples/hello.ts --toolset ${toolsets[0]?.name ?? "default"} --wait`,
+      `  try       rewind run ${exampleScript()} --toolset ${toolsets[0]?.name ?? "default"} --wait`,
       "",
     ].join("\n"),
   );
@@ -41,4 +42,11 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
   process.stderr.write(`${dim("rewind")} stopping…\n`);
   await platform.close();
   return 0;
+}
+
+/** A script the banner can suggest running from here: the scaffold's, the repository's, or any. */
+function exampleScript(): string {
+  for (const candidate of ["scripts/hello.ts", "examples/hello.ts"])
+    if (existsSync(candidate)) return candidate;
+  return "your-script.ts";
 }
