@@ -3,14 +3,19 @@ import { startDevPlatform } from "@rewind/dev";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
 import { dim, green } from "../format.js";
+import { assertPortFree, parsePort } from "../port.js";
 
 /** `rewind dev`: the whole platform in one process, on PGlite under .rewind/ unless DATABASE_URL is set. */
 export async function devCommand(options: { port?: string; toolset?: string[] }): Promise<number> {
   const toolsets: Toolset[] = [];
   for (const file of options.toolset ?? []) toolsets.push(...(await loadToolsets(file)));
+  const host = process.env.REWIND_HOST ?? "127.0.0.1";
+  const port = parsePort(options.port);
+  await assertPortFree(host, port);
   const databaseUrl = process.env.DATABASE_URL;
   const platform = await startDevPlatform({
-    port: Number(options.port ?? 7420),
+    port,
+    host,
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(process.env.REWIND_BLOB_URL ? { blobUrl: process.env.REWIND_BLOB_URL } : {}),
     ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),

@@ -4,6 +4,10 @@ import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { compileCached } from "../compile-cache.js";
 import { dim, journalTable, red, statusColor } from "../format.js";
+import { waitingFor } from "../waiting.js";
+
+/** A script hash as `runs list` shows it: enough digits to tell scripts apart. */
+const shortHash = (hash: string) => `${hash.slice(0, 19)}`;
 
 const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
 
@@ -64,10 +68,21 @@ export async function listCommand(options: {
     process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
     return 0;
   }
-  if (runs.length === 0) process.stdout.write(dim("no runs\n"));
+  if (runs.length === 0) {
+    process.stdout.write(dim("no runs\n"));
+    return 0;
+  }
+  const width = Math.max(7, ...runs.map((run) => run.toolset.length));
+  // statusColor adds escape codes where the output is a terminal: pad the plain word.
+  const status = (s: string) => `${statusColor(s)}${" ".repeat(Math.max(0, 11 - s.length))}`;
+  process.stdout.write(
+    dim(
+      `${"RUN".padEnd(30)}  ${"STATUS".padEnd(11)}  ${"TOOLSET".padEnd(width)}  ${"SCRIPT".padEnd(19)}  CREATED\n`,
+    ),
+  );
   for (const run of runs)
     process.stdout.write(
-      `${run.id}  ${statusColor(run.status).padEnd(20)}  ${run.toolset}  ${dim(run.createdAt)}\n`,
+      `${run.id.padEnd(30)}  ${status(run.status)}  ${run.toolset.padEnd(width)}  ${shortHash(run.scriptHash)}  ${dim(run.createdAt)}\n`,
     );
   return 0;
 }
@@ -90,6 +105,11 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     `toolset  ${run.toolset}`,
     `epoch    ${run.epoch}`,
   ];
+  lines.push(`script   ${run.scriptHash}`);
+  if (run.status === "waiting") {
+    const [first, ...more] = waitingFor(entries);
+    lines.push(`waiting  for ${first}`, ...more.map((wait) => `         and ${wait}`));
+  }
   if (run.parent) lines.push(`parent   ${run.parent.runId} at seq ${run.parent.seq}`);
   if (reusedUpTo !== undefined)
     lines.push(`reused   ${reusedUpTo - 1} entries of its parent; the rest ran live`);
