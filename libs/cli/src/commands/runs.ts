@@ -110,7 +110,11 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     const [first, ...more] = waitingFor(entries);
     lines.push(`waiting  for ${first}`, ...more.map((wait) => `         and ${wait}`));
   }
-  if (run.parent) lines.push(`parent   ${run.parent.runId} at seq ${run.parent.seq}`);
+  // A fork's parent seq is the --at it was given (0: none, it went live at the first difference).
+  if (run.parent)
+    lines.push(
+      `parent   ${run.parent.runId}${run.parent.seq > 0 ? ` (live from seq ${run.parent.seq} at the latest)` : ""}`,
+    );
   if (reusedUpTo !== undefined)
     lines.push(`reused   ${reusedUpTo - 1} entries of its parent; the rest ran live`);
   if (run.result !== undefined) lines.push(`result   ${JSON.stringify(run.result)}`);
