@@ -298,8 +298,13 @@ for (const command of program.commands) {
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof RewindApiError) {
+    // The API's messages speak HTTP; at the terminal the command is the way to list runs.
+    const message = error.message.replace(
+      "GET /v1/runs lists your runs",
+      "rewind runs list lists them",
+    );
     process.stderr.write(
-      `rewind: ${error.message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`,
+      `rewind: ${message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`,
     );
     process.exitCode = 1;
     return;

@@ -2,10 +2,11 @@
  * What a new user meets first at the terminal: the version, a port in use, the runs list's
  * header, what a waiting run waits for, where the client commands connect.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defineToolset } from "@rewind/core";
@@ -107,6 +108,39 @@ export default async () => {
       .poll(shown, { timeout: 20_000 })
       .toMatch(/waiting\s+for timer due 20\d\d-\S+ \(seq \d+ at waits\.ts:4:\d+\)/);
     await h.api.runs.cancel(id);
+  });
+
+  it("run --wait says what a run waits for instead of blocking silently", async () => {
+    writeFileSync(
+      path.join(h.dir, "waits-for-go.ts"),
+      `import { waitForSignal } from "rewind";
+export default async () => ({ got: await waitForSignal("go") });`,
+    );
+    const child = spawn(
+      process.execPath,
+      [h.cli, "run", "waits-for-go.ts", "--toolset", "clock", "--wait"],
+      {
+        cwd: h.dir,
+        env: h.env,
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    await expect.poll(() => stderr, { timeout: 30_000 }).toMatch(/is waiting for a signal/);
+    const id = stdout.trim().split("\n")[0]!;
+    await h.api.runs.signal(id, "go", 7);
+    expect(await exited).toBe(0);
+    expect(stdout).toContain('{"got":7}');
+  });
+
+  it("points a run not found to rewind runs list", async () => {
+    const result = await rewind(["runs", "show", "run_01nonexistent0000000000000"], h.env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("rewind runs list");
+    expect(result.stderr).not.toContain("GET /v1/runs");
   });
 
   it("says in each client command's help where it connects", async () => {

@@ -28,8 +28,18 @@ export async function runCommand(
   if (!options.wait) return 0;
   // The journal is the only source of output: read what follows the last seq seen, long-poll between.
   let after = 0;
+  const seen: JournalEntry[] = [];
+  let toldWaiting = false;
   for (;;) {
-    const { entries } = await api.runs.journal(id, after, "30s"); // answers as soon as there is news
+    // Answers as soon as there is news; the first quiet spell says what the run waits for.
+    const { entries } = await api.runs.journal(id, after, toldWaiting ? "30s" : "5s");
+    if (entries.length === 0 && !toldWaiting && (await api.runs.get(id)).status === "waiting") {
+      toldWaiting = true;
+      process.stderr.write(
+        `${dim(`rewind: ${id} is waiting for ${waitingFor(seen).join(", and ")}; still waiting (Ctrl-C stops this command, not the run)`)}\n`,
+      );
+    }
+    seen.push(...entries);
     for (const entry of entries) {
       after = entry.seq;
       if (entry.kind === "output")
