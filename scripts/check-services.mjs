@@ -34,19 +34,36 @@ if (missing.length > 0) {
   }
   process.exit(1);
 }
-// The dashboard's browser test drives a real headless Chromium.
+// Debian packages the tests drive: Chromium (the dashboard's browser test, a real headless one)
+// and tini (the image's PID 1, which the deployment's process test runs). As root with apt-get,
+// install what is missing, as .ci/run does; otherwise (or with REWIND_NO_APT=1) stop at once
+// with the command to run.
 const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-if (!existsSync(chromium)) {
-  console.error(`✗ No Chromium at ${chromium}: the dashboard's browser test drives one.`);
-  console.error("  Install it (`apt-get install -y --no-install-recommends chromium`, as .ci/run does) or point CHROMIUM_PATH at one.");
-  process.exit(1);
-}
-// The deployment's tests: tini (the image's PID 1) and the pinned Helm, kubeconform and
-// Kubernetes schemas (built with Go into a cache folder the first time, in about 3 minutes).
-if (!existsSync("/usr/bin/tini")) {
-  console.error("✗ No tini at /usr/bin/tini: the image's entrypoint, which the deployment's process test runs.");
-  console.error("  Install it (`apt-get install -y --no-install-recommends tini`, as .ci/run does).");
-  process.exit(1);
+const packages = [
+  { name: "chromium", path: chromium, why: "the dashboard's browser test drives one", env: "CHROMIUM_PATH" },
+  { name: "tini", path: "/usr/bin/tini", why: "the image's entrypoint, which the deployment's process test runs" },
+].filter((p) => !existsSync(p.path));
+if (packages.length > 0) {
+  const names = packages.map((p) => p.name).join(" ");
+  const command = `apt-get install -y --no-install-recommends ${names}`;
+  const { spawnSync } = await import("node:child_process");
+  const canInstall =
+    process.getuid?.() === 0 && process.env.REWIND_NO_APT !== "1" && spawnSync("apt-get", ["--version"], { stdio: "ignore" }).status === 0;
+  if (!canInstall) {
+    for (const p of packages)
+      console.error(`✗ No ${p.name} at ${p.path}: ${p.why}.${p.env ? ` (Or point ${p.env} at one.)` : ""}`);
+    console.error(`  Install ${packages.length > 1 ? "them" : "it"} as root: \`apt-get update && ${command}\``);
+    process.exit(1);
+  }
+  console.log(`Installing ${names} with apt-get (the tests drive ${packages.length > 1 ? "them" : "it"})…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [["update"], command.split(" ").slice(1)]) {
+    const step = spawnSync("apt-get", args, { stdio: "inherit", env });
+    if (step.status !== 0) {
+      console.error(`✗ \`apt-get ${args.join(" ")}\` failed: install ${names} by hand (\`${command}\`) and run npm test again.`);
+      process.exit(1);
+    }
+  }
 }
 // The metrics test: a real Prometheus scrapes a cluster; promtool lints every /metrics.
 for (const binary of ["/usr/bin/prometheus", "/usr/bin/promtool"]) {

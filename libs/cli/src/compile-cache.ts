@@ -83,7 +83,7 @@ function write(
       const folder = path.dirname(input);
       if (statSync(input).mtimeMs >= started || statSync(folder).mtimeMs >= started) return;
       stamps[`f:${input}`] = stamps[`d:${folder}`] = "";
-      for (let up = folder; !(`d:${path.join(up, "node_modules")}` in stamps); ) {
+      for (let up = folder; !(`d:${path.join(up, "node_modules")}` in stamps);) {
         for (const name of CONFIG_FILES) stamps[`f:${path.join(up, name)}`] = "";
         stamps[`d:${path.join(up, "node_modules")}`] = "";
         if (path.dirname(up) === up) break;

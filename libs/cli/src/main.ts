@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { RewindError } from "@rewind/core";
 import { RewindApiError } from "@rewind/sdk";
+import { portTaken } from "./port.js";
+import { cliVersion } from "./version.js";
 /**
  * Each command's code is loaded when it runs: `rewind run` does not pay for the platform's
  * modules (the database, the HTTP server), and the action sets the exit code it returns.
@@ -14,17 +16,62 @@ const lazy =
   };
 const runs$ = () => import("./commands/runs.js");
 
+/**
+ * Folds an alias into the option the command reads: the contract's flags keep their names
+ * (`exec --tools FILE`, `dev --toolset FILE…`), and the other spelling works too.
+ */
+const withAlias =
+  (alias: string, option: string, action: (...args: unknown[]) => Promise<void>) =>
+  (...args: unknown[]) => {
+    const options = args[args.length - 2] as Record<string, unknown>;
+    const extra = options[alias];
+    if (extra !== undefined) {
+      const main = options[option];
+      if (Array.isArray(extra))
+        options[option] = [...((main as unknown[] | undefined) ?? []), ...extra];
+      else if (main !== undefined)
+        throw new RewindError(
+          "INVALID_INPUT",
+          `--${option} and --${alias} name the same thing: give one`,
+        );
+      else options[option] = extra;
+      delete options[alias];
+    }
+    return action(...args);
+  };
+const SERVER_ENV = "(host: REWIND_HOST, default 127.0.0.1)";
+
 const program = new Command()
   .name("rewind")
   .description("Durable execution for TypeScript scripts")
+  .version(cliVersion(), "-v, --version", "print the version of rewind")
+  .addHelpText(
+    "after",
+    `
+Commands that talk to a server (run, runs, signal, cancel, replay, fork, cassette, quarantine,
+epochs, mcp) use REWIND_URL (default http://localhost:7420) and REWIND_TOKEN (default: the token
+rewind dev saved in .rewind/token).`,
+  )
   .showHelpAfterError();
+
+program
+  .command("init")
+  .description(
+    "scaffold a project: a script, a toolset, typed tsconfigs, a test against mock tools, npm scripts",
+  )
+  .argument("[dir]", "the folder to create it in", ".")
+  .action(lazy(() => import("./commands/init.js"), "initCommand"));
 
 program
   .command("exec")
   .description("run a script in-process in mock mode (virtual time, in-process tools, no server)")
   .argument("<script>", "the script (.ts or .js) whose default export runs")
   .option("--input <json>", "the run's input as JSON")
-  .option("--tools <file>", "a module exporting a toolset made with defineToolset")
+  .option(
+    "--tools <file>",
+    "a module exporting a toolset made with defineToolset (alias --toolset)",
+  )
+  .addOption(new Option("--toolset <file>").hideHelp())
   .option("--seed <hex>", "the run's 256-bit seed as 64 hex digits (default: random)")
   .option("--journal <out>", "write the journal file (JSON Lines) as the run goes")
   .option("--resume <file>", "replay this (possibly truncated) journal file, then continue live")
@@ -35,16 +82,32 @@ program
     "fork this journal file: reuse its recorded calls while the script makes the same ones",
   )
   .option("--at <seq>", "with --fork: run live from this seq of the parent at the latest")
-  .action(lazy(() => import("./commands/exec.js"), "execCommand"));
+  .action(
+    withAlias(
+      "toolset",
+      "tools",
+      lazy(() => import("./commands/exec.js"), "execCommand"),
+    ),
+  );
 
 program
   .command("dev")
   .description(
     "the whole platform in one process: API, execution and timers (embedded database unless DATABASE_URL)",
   )
-  .option("--port <port>", "the API's port", "7420")
-  .option("--toolset <file...>", "a module exporting toolsets (repeatable)")
-  .action(lazy(() => import("./commands/dev.js"), "devCommand"));
+  .option("--port <port>", `the API's port, 0 for any free one ${SERVER_ENV}`, "7420")
+  .option(
+    "--toolset <file...>",
+    "a module (.ts or .js) exporting toolsets made with defineToolset (repeatable; alias --tools)",
+  )
+  .addOption(new Option("--tools <file...>").hideHelp())
+  .action(
+    withAlias(
+      "tools",
+      "toolset",
+      lazy(() => import("./commands/dev.js"), "devCommand"),
+    ),
+  );
 
 program
   .command("run")
@@ -53,7 +116,11 @@ program
   )
   .argument("<script>", "the script (.ts or .js)")
   .option("--input <json>", "the run's input as JSON (or @file.json)")
-  .option("--toolset <name>", "the toolset the run may call", "default")
+  .option(
+    "--toolset <name>",
+    "the name of the toolset the run may call (one a worker or rewind dev loaded)",
+    "default",
+  )
   .option("--wait", "stream the run's output and print its result")
   .action(lazy(runs$, "runCommand"));
 
@@ -137,16 +204,20 @@ program
   .description(
     "the HTTP API as its own process (DATABASE_URL, REDIS_URL); workers execute the runs",
   )
-  .option("--port <port>", "the port", "7420")
+  .option("--port <port>", `the port, 0 for any free one ${SERVER_ENV}`, "7420")
   .action(lazy(services$, "apiCommand"));
 program
   .command("worker")
   .description(
     "a stateless worker: executes runs from Redis activations against the shared journal",
   )
-  .option("--toolset <file...>", "a module exporting toolsets (repeatable)")
+  .option(
+    "--toolset <file...>",
+    "a module (.ts or .js) exporting toolsets made with defineToolset (repeatable; alias --tools)",
+  )
+  .addOption(new Option("--tools <file...>").hideHelp())
   .option("--concurrency <n>", "activations at once", "64")
-  .action(lazy(services$, "workerCommand"));
+  .action(withAlias("tools", "toolset", lazy(services$, "workerCommand")));
 program
   .command("token")
   .description("API tokens")
@@ -204,10 +275,36 @@ program
   .option("--wait <duration>", "with --check: keep checking this long (90s, 10m) before exit 1")
   .action(lazy(() => import("./commands/migrate.js"), "migrateCommand"));
 
+// Every command that talks to a server says where it goes, in its own help.
+const CLIENT_COMMANDS = new Set([
+  "run",
+  "runs",
+  "signal",
+  "cancel",
+  "replay",
+  "fork",
+  "cassette",
+  "quarantine",
+  "epochs",
+  "mcp",
+]);
+const clientHelp =
+  "\nTalks to REWIND_URL (default http://localhost:7420) with REWIND_TOKEN (default: the token rewind dev saved in .rewind/token).";
+for (const command of program.commands) {
+  if (!CLIENT_COMMANDS.has(command.name())) continue;
+  command.addHelpText("after", clientHelp);
+  for (const sub of command.commands) sub.addHelpText("after", clientHelp);
+}
+
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof RewindApiError) {
+    // The API's messages speak HTTP; at the terminal the command is the way to list runs.
+    const message = error.message.replace(
+      "GET /v1/runs lists your runs",
+      "rewind runs list lists them",
+    );
     process.stderr.write(
-      `rewind: ${error.message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`,
+      `rewind: ${message}${error.code === "UNAVAILABLE" ? "" : ` (${error.code})`}\n`,
     );
     process.exitCode = 1;
     return;
@@ -216,6 +313,15 @@ program.parseAsync().catch((error: unknown) => {
     process.stderr.write(`rewind: ${error.message}\n`);
     process.exitCode = 1;
     return;
+  }
+  // Taken between the check and the listen: the start-up's open handles would keep the process
+  // alive, so it exits here.
+  const failure = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (failure?.code === "EADDRINUSE" && failure.port !== undefined) {
+    process.stderr.write(
+      `rewind: ${portTaken(failure.address ?? "127.0.0.1", failure.port).message}\n`,
+    );
+    process.exit(1);
   }
   process.stderr.write(
     `rewind: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -52,6 +52,7 @@ it("rewind fork prints the fork's id, the calls reused and the first live call",
   // runs show marks what the fork reused from its parent and what ran live.
   const shown = await h.rewind("runs", "show", forkId);
   expect(shown.stdout).toMatch(/reused\s+6 entries of its parent/);
+  expect(shown.stdout).toMatch(new RegExp(`parent\\s+${id}\n`)); // not "at seq 0"
   expect(shown.stdout).toMatch(/\n7\s+reused\s+call\.result/);
   expect(shown.stdout).toMatch(/\n8\s+live\s+call\s+price\(\{ step: 4 \}\)/);
   const json = JSON.parse((await h.rewind("runs", "show", forkId, "--json")).stdout) as {

@@ -41,5 +41,6 @@ export {
   type ToolContext,
   type ToolDefinition,
   type ToolFunction,
+  type ToolDefinitions,
 } from "./toolset.js";
 export { RUN_STATUSES, type RunStatus } from "./run-status.js";

@@ -37,17 +37,22 @@ export interface Tool {
   retries: number;
 }
 
-export interface Toolset {
+/** The tools of a toolset as `defineToolset` receives them: a function, or one with options. */
+export type ToolDefinitions = Record<string, ToolDefinition | ToolFunction>;
+
+export interface Toolset<D extends ToolDefinitions = ToolDefinitions> {
   readonly kind: "rewind.toolset";
   readonly name: string;
   readonly tools: ReadonlyMap<string, Tool>;
+  /**
+   * Never set: it carries the definitions' types, from which a script's `tools` take theirs
+   * (`ScriptTools<typeof toolset>` in `@rewind/sdk/script`).
+   */
+  readonly definitions?: D;
 }
 
 /** Declares the tools a run may call; a worker loads toolsets and a run names one. */
-export function defineToolset(
-  name: string,
-  tools: Record<string, ToolDefinition | ToolFunction>,
-): Toolset {
+export function defineToolset<D extends ToolDefinitions>(name: string, tools: D): Toolset<D> {
   if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
     throw new RewindError(
       "INVALID_INPUT",

@@ -26,6 +26,12 @@ export function guestBundle(): GuestBundle {
     platform: "neutral",
     target: "es2022",
     conditions: ["@rewind/source"],
+    // The compiler options spelled out, not read from the tsconfig.json files around the source:
+    // an installed package has no repository tsconfig to extend, and the bytes (`"use strict"`
+    // among them) must be the same there as in the repository.
+    tsconfigRaw: {
+      compilerOptions: { strict: true, target: "ES2022", verbatimModuleSyntax: true },
+    },
     legalComments: "none",
     // No whitespace or path comments: the digest must not depend on where the repo is checked out.
     minifyWhitespace: true,

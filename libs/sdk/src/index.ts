@@ -7,6 +7,7 @@ export {
   type ToolContext,
   type ToolDefinition,
   type ToolFunction,
+  type ToolDefinitions,
 } from "@rewind/core";
 export {
   Rewind,

@@ -1,9 +1,13 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { RewindError } from "@rewind/core";
 import type { SqlClient } from "./sql.js";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations/", import.meta.url));
+// In the repository the migrations live at its root (migrations/); a packed @rewind/store carries
+// a copy in its own folder (its prepack script makes it), as an installed package sees no repo.
+const MIGRATIONS_DIR = ["../migrations/", "../../../migrations/"]
+  .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+  .find((dir) => existsSync(dir))!;
 
 interface Migration {
   version: number;

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseJournalFile, toJournalFile } from "@rewind/journal";
 import { assertReplayableHere } from "@rewind/sandbox";
-import { CassetteMissError, runWithCassette } from "@rewind/sdk/testing";
+import { CassetteMissError, runWithCassette } from "@rewind/testing";
 import { client } from "../client.js";
 import { green, red } from "../format.js";
 

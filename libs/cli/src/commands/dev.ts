@@ -1,8 +1,10 @@
+import { existsSync } from "node:fs";
 import { startDevPlatform } from "@rewind/dev";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
 import { createLogger, lineLog } from "@rewind/telemetry";
-import { green } from "../format.js";
+import { dim, green } from "../format.js";
+import { assertPortFree, parsePort } from "../port.js";
 
 /** `rewind dev`: the whole platform in one process, on PGlite under .rewind/ unless DATABASE_URL is set. */
 export async function devCommand(options: { port?: string; toolset?: string[] }): Promise<number> {
@@ -12,9 +14,13 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
   );
   const toolsets: Toolset[] = [];
   for (const file of options.toolset ?? []) toolsets.push(...(await loadToolsets(file)));
+  const host = process.env.REWIND_HOST ?? "127.0.0.1";
+  const port = parsePort(options.port);
+  await assertPortFree(host, port);
   const databaseUrl = process.env.DATABASE_URL;
   const platform = await startDevPlatform({
-    port: Number(options.port ?? 7420),
+    port,
+    host,
     ...(databaseUrl ? { databaseUrl } : {}),
     ...(process.env.REWIND_BLOB_URL ? { blobUrl: process.env.REWIND_BLOB_URL } : {}),
     ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
@@ -34,7 +40,7 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
       `  token     ${platform.token}   (saved in .rewind/token; the CLI here uses it)`,
       `  dashboard ${dashboard}`,
       `  toolsets  ${toolsets.map((t) => `${t.name} (${[...t.tools.keys()].join(", ")})`).join("; ") || "none: pass --toolset FILE"}`,
-      `  try       rewind run examples/hello.ts --toolset ${toolsets[0]?.name ?? "default"} --wait`,
+      `  try       rewind run ${exampleScript()} --toolset ${toolsets[0]?.name ?? "default"} --wait`,
       "",
     ].join("\n"),
   );
@@ -46,4 +52,11 @@ export async function devCommand(options: { port?: string; toolset?: string[] })
   log("stopping…");
   await platform.close();
   return 0;
+}
+
+/** A script the banner can suggest running from here: the scaffold's, the repository's, or any. */
+function exampleScript(): string {
+  for (const candidate of ["scripts/hello.ts", "examples/hello.ts"])
+    if (existsSync(candidate)) return candidate;
+  return "your-script.ts";
 }

@@ -5,6 +5,10 @@ import { client } from "../client.js";
 import { compileCached } from "../compile-cache.js";
 import { RunProgress } from "./run-progress.js";
 import { dim, journalTable, red, statusColor } from "../format.js";
+import { waitingFor } from "../waiting.js";
+
+/** A script hash as `runs list` shows it: enough digits to tell scripts apart. */
+const shortHash = (hash: string) => `${hash.slice(0, 19)}`;
 
 const ENDINGS = new Set(["run.completed", "run.failed", "run.cancelled", "run.quarantined"]);
 
@@ -83,10 +87,21 @@ export async function listCommand(options: {
     process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
     return 0;
   }
-  if (runs.length === 0) process.stdout.write(dim("no runs\n"));
+  if (runs.length === 0) {
+    process.stdout.write(dim("no runs\n"));
+    return 0;
+  }
+  const width = Math.max(7, ...runs.map((run) => run.toolset.length));
+  // statusColor adds escape codes where the output is a terminal: pad the plain word.
+  const status = (s: string) => `${statusColor(s)}${" ".repeat(Math.max(0, 11 - s.length))}`;
+  process.stdout.write(
+    dim(
+      `${"RUN".padEnd(30)}  ${"STATUS".padEnd(11)}  ${"TOOLSET".padEnd(width)}  ${"SCRIPT".padEnd(19)}  CREATED\n`,
+    ),
+  );
   for (const run of runs)
     process.stdout.write(
-      `${run.id}  ${statusColor(run.status).padEnd(20)}  ${run.toolset}  ${dim(run.createdAt)}\n`,
+      `${run.id.padEnd(30)}  ${status(run.status)}  ${run.toolset.padEnd(width)}  ${shortHash(run.scriptHash)}  ${dim(run.createdAt)}\n`,
     );
   return 0;
 }
@@ -109,7 +124,16 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     `toolset  ${run.toolset}`,
     `epoch    ${run.epoch}`,
   ];
-  if (run.parent) lines.push(`parent   ${run.parent.runId} at seq ${run.parent.seq}`);
+  lines.push(`script   ${run.scriptHash}`);
+  if (run.status === "waiting") {
+    const [first, ...more] = waitingFor(entries);
+    lines.push(`waiting  for ${first}`, ...more.map((wait) => `         and ${wait}`));
+  }
+  // A fork's parent seq is the --at it was given (0: none, it went live at the first difference).
+  if (run.parent)
+    lines.push(
+      `parent   ${run.parent.runId}${run.parent.seq > 0 ? ` (live from seq ${run.parent.seq} at the latest)` : ""}`,
+    );
   if (reusedUpTo !== undefined)
     lines.push(`reused   ${reusedUpTo - 1} entries of its parent; the rest ran live`);
   if (run.result !== undefined) lines.push(`result   ${JSON.stringify(run.result)}`);

@@ -4,6 +4,7 @@ import type { Toolset } from "@rewind/sdk";
 import { startWorker } from "@rewind/worker";
 import { loadToolsets } from "../load-toolset.js";
 import { createLogger, lineLog } from "@rewind/telemetry";
+import { assertPortFree, parsePort } from "../port.js";
 
 /** Waits for SIGTERM or SIGINT, then closes gracefully. */
 function untilStopped(close: () => Promise<void>, log: (line: string) => void): Promise<number> {
@@ -20,7 +21,8 @@ function untilStopped(close: () => Promise<void>, log: (line: string) => void): 
 /** `rewind api`: the HTTP API alone (DATABASE_URL, REDIS_URL); workers execute the runs. */
 export async function apiCommand(options: { port?: string }): Promise<number> {
   const host = process.env.REWIND_HOST ?? "127.0.0.1";
-  const port = Number(options.port ?? 7420);
+  const port = parsePort(options.port);
+  await assertPortFree(host, port);
   const log = lineLog(createLogger("api"));
   const service = await startApiService({ port, host });
   log(`API listening on http://${host}:${port}/v1, dashboard on http://${host}:${port}/dashboard/`);

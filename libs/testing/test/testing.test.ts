@@ -7,8 +7,8 @@ import type { JournalEntry } from "@rewind/core";
 import { startDevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
 import tools from "../../../examples/tools.js";
-import { Rewind } from "../src/index.js";
-import { CassetteMissError, runWithCassette, runWithMocks } from "../src/testing.js";
+import { Rewind } from "@rewind/sdk";
+import { CassetteMissError, runWithCassette, runWithMocks } from "../src/index.js";
 
 const examples = fileURLToPath(new URL("../../../examples/", import.meta.url));
 let dir: string;
@@ -35,7 +35,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("@rewind/sdk/testing", () => {
+describe("@rewind/testing", () => {
   it("reproduces a real run from its cassette, with no tool behind it", async () => {
     const run = await runWithCassette({ script: path.join(examples, "agent.ts"), cassette });
     expect(run.status).toBe("completed");
