@@ -3,7 +3,7 @@ import { startDevPlatform } from "@rewind/dev";
 import type { Toolset } from "@rewind/sdk";
 import { loadToolsets } from "../load-toolset.js";
 import { createLogger, lineLog } from "@rewind/telemetry";
-import { dim, green } from "../format.js";
+import { green } from "../format.js";
 import { assertPortFree, parsePort } from "../port.js";
 
 /** `rewind dev`: the whole platform in one process, on PGlite under .rewind/ unless DATABASE_URL is set. */
