@@ -90,8 +90,25 @@ export class Rewind {
   }
 
   readonly runs = {
-    start: (run: StartRun) =>
-      this.request<{ id: string; status: RunStatus }>("POST", "/v1/runs", run),
+    /**
+     * Starts a run. With `idempotencyKey` (sent as the Idempotency-Key header) the start is safe
+     * to retry: the same key and request answer the run the first start made (`created: false`),
+     * the same key with another request fails with 409 CONFLICT.
+     */
+    start: async (run: StartRun, options: { idempotencyKey?: string } = {}) => {
+      const key = options.idempotencyKey;
+      const response = await this.send("POST", "/v1/runs", {
+        body: run,
+        ...(key !== undefined ? { headers: { "idempotency-key": key } } : {}),
+      });
+      if (!response.ok) throw await apiError(response, "POST", "/v1/runs");
+      const created = JSON.parse(await response.text()) as {
+        id: string;
+        status: RunStatus;
+        scriptHash: string;
+      };
+      return { ...created, created: response.status !== 200 };
+    },
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
     list: (filter: { status?: RunStatus; limit?: number; before?: string } = {}) =>
       this.request<{ runs: RunView[]; next?: string }>("GET", `/v1/runs${query(filter)}`),

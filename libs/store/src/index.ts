@@ -1,4 +1,6 @@
 export type {
+  CreateRunOutcome,
+  StartKey,
   Store,
   StoredScript,
   RunRecord,

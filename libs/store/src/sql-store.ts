@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, lt } from "drizzle-orm";
-import type { Json, JournalEntry } from "@rewind/core";
+import { RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
 import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
 import * as leases from "./leases.js";
@@ -22,6 +22,8 @@ import type { SqlClient } from "./sql.js";
 import { ValueRows } from "./values.js";
 import type {
   AppendOutcome,
+  CreateRunOutcome,
+  StartKey,
   DueTimer,
   InboxItem,
   Lease,
@@ -128,10 +130,12 @@ export class SqlStore implements Store {
   async createRun({
     started,
     ttlMs,
+    idempotency,
   }: {
     started: JournalEntry & { kind: "run.started" };
     ttlMs: number;
-  }): Promise<void> {
+    idempotency?: StartKey;
+  }): Promise<CreateRunOutcome> {
     const { row, value } = encodeEntry(started);
     const run = [
       started.runId,
@@ -143,7 +147,7 @@ export class SqlStore implements Store {
       started.parent?.seq ?? null,
       ttlMs,
     ];
-    if (value === undefined) {
+    if (value === undefined && idempotency === undefined) {
       // The usual case (the input fits inline): one statement, one round trip. The foreign keys
       // are checked at its end, when the namespace and run rows of the same statement exist.
       await this.sql.execute(
@@ -155,24 +159,67 @@ export class SqlStore implements Store {
          INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $9, $10, NULL, $11)`,
         [...run, row.kind, row.at, JSON.stringify(row.body)],
       );
-      return;
+      return { created: true };
     }
-    const values = await this.values.prepare([value]);
-    await this.sql.transaction(async (tx) => {
+    if (value === undefined && idempotency !== undefined) {
+      // With a key, still one statement: the run row goes in unless the key is taken (the unique
+      // index decides, so a start and its retry racing make one run), and the journal's first
+      // entry only if the run row did. Only a repeat reads the run that has the key.
+      const result = await this.sql.execute<{ created: number }>(
+        "rw_create_keyed_run",
+        `WITH namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
+              run AS (
+                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest)
+                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12, $13)
+                ON CONFLICT (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+                RETURNING id),
+              journal AS (
+                INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
+                SELECT id, 1, $9, $10, NULL, $11 FROM run RETURNING run_id)
+         SELECT count(*)::int AS created FROM journal`,
+        [...run, row.kind, row.at, JSON.stringify(row.body), idempotency.key, idempotency.digest],
+      );
+      if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true };
+      return this.keyedRun(started.namespace, idempotency.key);
+    }
+    const values = await this.values.prepare(value === undefined ? [] : [value]);
+    const created = await this.sql.transaction(async (tx) => {
       await tx.query("INSERT INTO rw_namespaces (name) VALUES ($1) ON CONFLICT DO NOTHING", [
         started.namespace,
       ]);
-      await tx.query(
-        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)`,
-        run,
+      const inserted = await tx.query(
+        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10)
+         ON CONFLICT (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+         RETURNING id`,
+        [...run, idempotency?.key ?? null, idempotency?.digest ?? null],
       );
+      if (inserted.length === 0) return false;
       await this.values.insert(tx, started.runId, values);
       await tx.query(
         "INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $2, $3, NULL, $4)",
         [started.runId, row.kind, row.at, JSON.stringify(row.body)],
       );
+      return true;
     });
+    if (created || idempotency === undefined) return { created: true };
+    return this.keyedRun(started.namespace, idempotency.key);
+  }
+
+  /** The run a start key already names (a repeated start). */
+  private async keyedRun(namespace: string, key: string): Promise<CreateRunOutcome> {
+    const rows = await this.sql.query<{ id: string; request_digest: string }>(
+      "SELECT id, request_digest FROM rw_runs WHERE namespace = $1 AND idempotency_key = $2",
+      [namespace, key],
+    );
+    const found = rows[0];
+    if (found === undefined)
+      // Only if the run was deleted (its TTL) between the insert and this read: try again.
+      throw new RewindError(
+        "UNAVAILABLE",
+        `The run started with idempotency key ${key} went away while it was looked up: retry the request`,
+      );
+    return { created: false, runId: found.id, digest: found.request_digest };
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {

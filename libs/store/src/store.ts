@@ -12,6 +12,15 @@ import type { LiveWorker } from "./workers.js";
 export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
 
+/** A client's key for a run's start, and the digest of what that start asked for. */
+export interface StartKey {
+  key: string;
+  digest: string;
+}
+
+export type CreateRunOutcome =
+  { created: true } | { created: false; runId: string; digest: string };
+
 export interface StoredScript {
   hash: string;
   entry: string;
@@ -141,8 +150,16 @@ export interface Store {
   putScript(script: StoredScript): Promise<void>;
   getScript(hash: string): Promise<StoredScript | undefined>;
 
-  /** Stores a new run (status queued) with its journal's first entry, `run.started`. */
-  createRun(run: { started: RunStartedEntry; ttlMs: number }): Promise<void>;
+  /**
+   * Stores a new run (status queued) with its journal's first entry, `run.started`. With
+   * `idempotency`, unless a run of the namespace already has that key: then nothing is stored and
+   * that run's id and request digest are answered (the caller compares the digests).
+   */
+  createRun(run: {
+    started: RunStartedEntry;
+    ttlMs: number;
+    idempotency?: StartKey;
+  }): Promise<CreateRunOutcome>;
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(filter: ListRunsFilter): Promise<RunRecord[]>;
   readJournal(runId: string, fromSeq?: number): Promise<JournalEntry[]>;

@@ -69,6 +69,13 @@ const ScriptRef = z
   })
   .meta({ description: "A script stored before, by its hash" });
 
+/** A client's key for a run's start: what it retries with (see POST /v1/runs). */
+export const IdempotencyKey = z
+  .string()
+  .min(1, { error: "must be 1 to 255 characters" })
+  .max(255, { error: "must be 1 to 255 characters" })
+  .regex(/^[\x21-\x7e]+$/, { error: "must be printable ASCII without spaces" });
+
 export const CreateRunBody = z.strictObject({
   script: z.union([CompiledScript, ScriptRef], {
     error:
@@ -95,6 +102,10 @@ export const CreateRunBody = z.strictObject({
     .optional()
     .meta({ description: "The seed of the run's randomness, 64 hex digits (default: random)" }),
   ttl: ttl.optional(),
+  idempotencyKey: IdempotencyKey.optional().meta({
+    description:
+      "As the Idempotency-Key header (either, or both if equal): starting again with the same key in this namespace answers the same run (200) instead of making another",
+  }),
 });
 
 /** The database cannot hold U+0000 in text: refused here rather than answered as a 503. */
@@ -203,6 +214,11 @@ export const CreatedRun = z.object({
   scriptHash: z
     .string()
     .meta({ description: "The script's hash: start further runs with { hash }" }),
+});
+
+/** A repeated start (same Idempotency-Key, same request): the run the first one made, as it is now. */
+export const RepeatedRun = CreatedRun.extend({
+  status: z.enum(RUN_STATUSES).meta({ description: "The run's status now" }),
 });
 
 export const JournalEntry = z

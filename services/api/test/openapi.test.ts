@@ -51,6 +51,7 @@ describe("GET /v1/openapi.json", () => {
     const body = create.requestBody.content["application/json"].schema;
     expect(body.required).toEqual(["script"]);
     expect(Object.keys(body.properties).sort()).toEqual([
+      "idempotencyKey",
       "input",
       "script",
       "seed",
@@ -58,7 +59,15 @@ describe("GET /v1/openapi.json", () => {
       "ttl",
     ]);
     expect(body.properties.script.anyOf).toHaveLength(2);
-    expect(Object.keys(create.responses).sort()).toEqual(["201", "401", "413", "422", "503"]);
+    expect(Object.keys(create.responses).sort()).toEqual([
+      "200",
+      "201",
+      "401",
+      "409",
+      "413",
+      "422",
+      "503",
+    ]);
     expect(create.responses["422"].content["application/json"].schema).toEqual({
       $ref: "#/components/schemas/Error",
     });

@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { inCanonicalOrder, newRunId, newSeed, type Json, type RunStartedEntry } from "@rewind/core";
+import type { FastifyReply } from "fastify";
+import {
+  RewindError,
+  canonicalize,
+  inCanonicalOrder,
+  newRunId,
+  newSeed,
+  type Json,
+  type RunStartedEntry,
+} from "@rewind/core";
 import type { z } from "zod";
 import type { ApiContext } from "../context.js";
 import { ring } from "../doorbell.js";
@@ -11,7 +20,9 @@ import {
   CreateRunBody,
   CreatedRun,
   DEFAULT_TTL_MS,
+  IdempotencyKey,
   ListRunsQuery,
+  RepeatedRun,
   RunIdParams,
   RunList,
   RunView,
@@ -23,7 +34,8 @@ export const createRun = defineRoute({
   operationId: "createRun",
   summary: "Start a run of a script",
   description:
-    "Stores the script (by the SHA-256 of its code) and the run with its first journal entry, then rings the doorbell. The run starts queued.",
+    "Stores the script (by the SHA-256 of its code) and the run with its first journal entry, then rings the doorbell. The run starts queued.\n\n" +
+    "**Retries.** Send an `Idempotency-Key` header (or `idempotencyKey` in the body; both must then be equal), up to 255 printable ASCII characters, to make the start safe to retry: the first start with a key answers 201; a start with the same key in the same namespace and the same request (script, input, toolset, seed if given) answers 200 with the same run (its status now) and starts nothing; the same key with another request answers 409 CONFLICT naming the key. A key stays taken as long as the run it started is kept (its TTL).",
   auth: true,
   body: CreateRunBody,
   responses: {
@@ -32,10 +44,17 @@ export const createRun = defineRoute({
       schema: CreatedRun,
       headers: { Location: "The run's URL" },
     },
+    200: {
+      description:
+        "A start with this Idempotency-Key and the same request was made before: its run, nothing new started",
+      schema: RepeatedRun,
+      headers: { Location: "The run's URL" },
+    },
   },
-  errors: [401, 413, 422, 503],
-  async handle({ body, namespace, reply }, ctx) {
+  errors: [401, 409, 413, 422, 503],
+  async handle({ body, namespace, request, reply }, ctx) {
     checkValue(body.input, "body.input", ctx.maxValueBytes);
+    const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
     const scriptHash = await storeScript(body.script, ctx);
     const input = canonicalInput(body.input);
     const runId = newRunId();
@@ -51,7 +70,14 @@ export const createRun = defineRoute({
       toolset: body.toolset,
       namespace,
     };
-    await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
+    const idempotency =
+      key === undefined ? undefined : { key, digest: requestDigest(scriptHash, input, body) };
+    const outcome = await ctx.store.createRun({
+      started,
+      ttlMs: body.ttl ?? DEFAULT_TTL_MS,
+      ...(idempotency !== undefined ? { idempotency } : {}),
+    });
+    if (!outcome.created) return repeatedStart(ctx, namespace, idempotency!, outcome, reply);
     // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
     await ring(ctx, { runId, epoch: started.epoch, leases: 0 }); // never taken yet
     void reply.code(201).header("Location", `/v1/runs/${runId}`);
@@ -121,6 +147,52 @@ export async function storeScript(
     );
   }
   return script.hash;
+}
+
+/** The key from the header or the body (equal if both), checked as the body's field would be. */
+function idempotencyKey(header: string | string[] | undefined, field: string | undefined) {
+  if (Array.isArray(header))
+    throw invalidInput("headers.idempotency-key", "must be sent once: send one Idempotency-Key");
+  if (header === undefined) return field;
+  const parsed = IdempotencyKey.safeParse(header);
+  if (!parsed.success)
+    throw invalidInput("headers.idempotency-key", parsed.error.issues[0]?.message ?? "is invalid");
+  if (field !== undefined && field !== header)
+    throw invalidInput(
+      "body.idempotencyKey",
+      `differs from the Idempotency-Key header (${header}): send the key once, or the same in both`,
+    );
+  return header;
+}
+
+/**
+ * What a start asks for, as a digest: a repeat with the same key must ask for the same. The seed
+ * counts only when the client chose it (else each attempt draws its own), the TTL not at all.
+ */
+function requestDigest(scriptHash: string, input: Json, body: { toolset: string; seed?: string }) {
+  const request = { scriptHash, input, toolset: body.toolset, seed: body.seed ?? null };
+  return createHash("sha256").update(canonicalize(request)).digest("hex");
+}
+
+/** A start made before with this key: the same run if the same request, else a conflict. */
+async function repeatedStart(
+  ctx: ApiContext,
+  namespace: string,
+  { key, digest }: { key: string; digest: string },
+  outcome: { runId: string; digest: string },
+  reply: FastifyReply,
+) {
+  if (outcome.digest !== digest) {
+    throw new RewindError(
+      "CONFLICT",
+      `Idempotency key ${key} already started run ${outcome.runId} with another request (script, input, toolset or seed): use a new key for a different run, or send the same request to get that run`,
+    );
+  }
+  const run = await findRun(ctx.store, namespace, outcome.runId);
+  void reply.code(200).header("Location", `/v1/runs/${run.id}`);
+  return { id: run.id, status: run.status, scriptHash: run.scriptHash } satisfies z.input<
+    typeof RepeatedRun
+  >;
 }
 
 function canonicalInput(input: unknown): Json {
