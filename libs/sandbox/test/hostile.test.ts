@@ -143,6 +143,7 @@ function childScript(): string {
     `const { compileScript, Sandbox } = await import(${JSON.stringify(sandboxSrc)});
 const { runInProcess } = await import(${JSON.stringify(executorSrc)});
 const { defineToolset } = await import(${JSON.stringify(sdkSrc)});
+process.stdout.write("ready\\n");
 const toolset = defineToolset("hostile", {
   echo: (args) => ({ echoed: args, value: 7, list: [1, 2, 3] }),
 });
@@ -185,9 +186,18 @@ function inChild(
     );
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    // The time limit is the runs' own: it starts once the child has loaded the sources (which, on
+    // a busy machine, can take longer than the runs are given), with a cap on the loading too.
+    let timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.stdout.on("data", (chunk: Buffer) => {
+      const ready = !stdout.includes("ready\n");
+      stdout += chunk.toString();
+      if (ready && stdout.includes("ready\n")) {
+        clearTimeout(timer);
+        timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+      }
+    });
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
