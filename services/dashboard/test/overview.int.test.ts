@@ -141,7 +141,7 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   const id = await quarantinedRun();
   // A run of an epoch no worker here runs: it waits in its epoch's queue.
   const stranded = `run_dash_e2_${Math.random().toString(36).slice(2, 10)}`;
-  await platform.store.createRun({ started: started(stranded, 2), ttlMs: 60_000 });
+  await platform.store.createRun({ started: started(stranded, 99), ttlMs: 60_000 });
 
   const page = await open();
   const row = page.locator(`tr[data-run="${id}"]`);
@@ -164,14 +164,14 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   );
   expect(await current.getAttribute("class")).toBe("");
   expect(await current.locator("[data-workers]").textContent()).toBe("1"); // rewind dev's executor
-  const other = page.locator('#epochs tr[data-epoch="2"]');
+  const other = page.locator('#epochs tr[data-epoch="99"]');
   expect(await other.getAttribute("class")).toBe("unsupported");
   expect(await other.locator("[data-workers]").textContent()).toBe("0");
   expect(await other.textContent()).toMatch(
-    /unknown epoch.*queued 1waiting for a worker of epoch 2$/,
+    /unknown epoch.*queued 1waiting for a worker of epoch 99$/,
   );
   expect(await page.locator("#epochs-waiting").textContent()).toMatch(
-    /^1 run waits for a worker of epoch 2: /,
+    /^1 run waits for a worker of epoch 99: /,
   );
 
   await row.getByRole("button", { name: "Report" }).click();
