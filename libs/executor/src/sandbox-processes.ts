@@ -1,11 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import {
-  RewindError,
-  type GuestCommand,
-  type GuestEvent,
-  type Json,
-} from "@rewind/core";
+import { RewindError, type GuestCommand, type GuestEvent, type Json } from "@rewind/core";
 import {
   Sandbox,
   SandboxLost,
@@ -41,6 +36,7 @@ export interface SandboxProcessesOptions {
  */
 export class SandboxProcesses implements ScriptSandbox {
   readonly options: Required<SandboxOptions>;
+  readonly supervised = true;
   private readonly children: SandboxChild[];
 
   constructor(private readonly settings: SandboxProcessesOptions = {}) {
