@@ -58,6 +58,14 @@ export class SandboxProcesses implements ScriptSandbox {
     return child.instantiate(script, run);
   }
 
+  /**
+   * Starts every sandbox process now, so that the first runs after a start (a restart's recovery
+   * of every open run) do not each wait for a process to boot and build the guest runtime.
+   */
+  warm(): void {
+    for (const child of this.children) child.warm();
+  }
+
   heapUsedBytes(): number {
     return this.children.reduce((sum, child) => sum + child.heapBytes, 0);
   }
@@ -154,6 +162,10 @@ class SandboxChild {
 
   forget(inst: RemoteInstance): void {
     this.instances.delete(inst);
+  }
+
+  warm(): void {
+    if (!this.closed) this.host();
   }
 
   close(): void {
