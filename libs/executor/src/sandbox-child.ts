@@ -5,7 +5,7 @@
  * process); here that ends this process only, and the parent knows which run was executing.
  */
 import { RewindError, toErrorData } from "@rewind/core";
-import { Sandbox, type CompiledScript, type ScriptInstance } from "@rewind/sandbox";
+import { Sandbox, guestBundle, type CompiledScript, type ScriptInstance } from "@rewind/sandbox";
 import type { ChildAnswer, ChildReply, ChildRequest } from "./sandbox-wire.js";
 
 const send = process.send?.bind(process);
@@ -30,6 +30,7 @@ async function handle(request: ChildRequest): Promise<void> {
     case "options":
       sandbox?.dispose();
       sandbox = new Sandbox({ ...request.options, mode: "sync" });
+      guestBundle(); // built now, before the first run waits for it
       return;
     case "callsites":
       instances.get(request.inst)?.captureCallsites(request.on);

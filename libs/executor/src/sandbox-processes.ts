@@ -1,11 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import {
-  RewindError,
-  type GuestCommand,
-  type GuestEvent,
-  type Json,
-} from "@rewind/core";
+import { RewindError, type GuestCommand, type GuestEvent, type Json } from "@rewind/core";
 import {
   Sandbox,
   SandboxLost,
@@ -41,6 +36,7 @@ export interface SandboxProcessesOptions {
  */
 export class SandboxProcesses implements ScriptSandbox {
   readonly options: Required<SandboxOptions>;
+  readonly supervised = true;
   private readonly children: SandboxChild[];
 
   constructor(private readonly settings: SandboxProcessesOptions = {}) {
@@ -60,6 +56,14 @@ export class SandboxProcesses implements ScriptSandbox {
     let child = this.children[0]!;
     for (const other of this.children) if (other.liveRuns < child.liveRuns) child = other;
     return child.instantiate(script, run);
+  }
+
+  /**
+   * Starts every sandbox process now, so that the first runs after a start (a restart's recovery
+   * of every open run) do not each wait for a process to boot and build the guest runtime.
+   */
+  warm(): void {
+    for (const child of this.children) child.warm();
   }
 
   heapUsedBytes(): number {
@@ -158,6 +162,10 @@ class SandboxChild {
 
   forget(inst: RemoteInstance): void {
     this.instances.delete(inst);
+  }
+
+  warm(): void {
+    if (!this.closed) this.host();
   }
 
   close(): void {

@@ -32,6 +32,11 @@ export interface ScriptSandbox {
   /** Heap in use by the scripts' isolates, in bytes (the latest reading). */
   heapUsedBytes(): number;
   readonly liveRuns: number;
+  /**
+   * Scripts run in processes of their own, whose deaths are charged to the run executing: the
+   * process serving runs never dies of a script, so its own deaths charge no run.
+   */
+  readonly supervised?: boolean;
   dispose(): void;
 }
 

@@ -67,6 +67,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
           `${lost} run${lost === 1 ? "" : "s"} of it are loaded again in a new one`,
       ),
   });
+  sandbox.warm();
   const toolsets = new Map((options.toolsets ?? []).map((t) => [t.name, t] as const));
   // Journal followers (result and journal long-polls) wake on each commit, not on a poll timer.
   const changes = new LocalRunChanges();

@@ -95,6 +95,7 @@ export async function startWorker(options: WorkerOptions) {
           `${lost} run${lost === 1 ? "" : "s"} of it are loaded again in a new one`,
       ),
   });
+  sandbox.warm();
   // The epochs this process can replay: one whose V8 or isolated-vm it lacks is refused, saying so.
   const support = epochSupport({
     maxValueBytes: sandbox.options.maxValueBytes,

@@ -260,7 +260,11 @@ export class Executor {
     const deaths = lease.deaths;
     if (deaths !== undefined && deaths.count >= bound && lease.lastSeq <= deaths.seq)
       return this.failCrashLoop(lease, deaths.count, deaths.cause ?? undefined);
-    if (lease.attempts > bound) return this.failCrashLoop(lease, lease.attempts - 1);
+    // Without supervision a script may have taken this process down: each load that made no
+    // progress counts. With it, a script cannot, and a kill -9 of this process (a deploy, an
+    // operator) must not charge the runs it held: their deaths are counted above, precisely.
+    if (this.options.sandbox.supervised !== true && lease.attempts > bound)
+      return this.failCrashLoop(lease, lease.attempts - 1);
     if (ENDED_STATUSES.has(record.status) || record.status === "quarantined") {
       await store.releaseLease(lease);
       return undefined;
