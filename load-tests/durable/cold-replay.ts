@@ -29,7 +29,7 @@ async function storedRun(store: Store, script: CompiledScript): Promise<JournalE
   } finally {
     sandbox.dispose();
   }
-  await store.putScript(script);
+  await store.putScript("default", script);
   await store.createRun({ started: journal[0] as RunStartedEntry, ttlMs: 3_600_000 });
   const lease = (await store.acquireLease(runId, "bench-loader", 60_000))!;
   for (let from = 1; from < journal.length; from += CHUNK) {

@@ -66,7 +66,7 @@ export async function submit(
   input: Json,
   tag: string,
 ): Promise<string> {
-  await store.putScript(script);
+  await store.putScript("default", script);
   const runId = newRunId(tag);
   await store.createRun({ started: startedEntry(script, input, runId), ttlMs: 3_600_000 });
   return runId;

@@ -84,7 +84,7 @@ async function commitAlone(store: Store, script: CompiledScript, steps: number) 
   } finally {
     sandbox.dispose();
   }
-  await store.putScript(script);
+  await store.putScript("default", script);
   await store.createRun({
     started: journal[0] as JournalEntry & { kind: "run.started" },
     ttlMs: 3_600_000,

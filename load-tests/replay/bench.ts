@@ -64,7 +64,7 @@ const toolset = defineToolset("shop", {
 /** Executes the runs in mock mode and stores each journal as its worker would have committed it. */
 async function seed(store: Store): Promise<string[]> {
   const script = await compileScript({ source: ORIGINAL, filename: "order.ts" });
-  await store.putScript(script);
+  await store.putScript("default", script);
   const sandbox = new Sandbox({ mode: "sync" });
   const t0 = performance.now();
   const journals: JournalEntry[][] = [];

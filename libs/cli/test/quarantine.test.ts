@@ -25,7 +25,7 @@ const h = usePlatform([toolset]);
 /** A run whose journal recorded tools.post with another amount: its replay diverges at seq 2. */
 async function quarantinedRun(): Promise<string> {
   const script = await compileScript({ source: SCRIPT, filename: "ledger.ts" });
-  await h.store.putScript(script);
+  await h.store.putScript("default", script);
   const runId = `run_cli_q_${Math.random().toString(36).slice(2, 10)}`;
   const started: RunStartedEntry = {
     seq: 1,

@@ -53,7 +53,7 @@ function tools() {
 
 async function submit(source: string, input: unknown = null): Promise<string> {
   const script = await compileScript({ source, filename: "live.ts" });
-  await store.putScript(script);
+  await store.putScript("default", script);
   const runId = `run_live_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const started: RunStartedEntry = {
     seq: 1,
@@ -408,7 +408,7 @@ describe("cold replay in fast slices", () => {
     // Replayed cold with fast replay, the heavy activation overruns its slice: the engine meets it
     // as an error, which the executor answers by replaying in async mode (the next test).
     const journal = await store.readJournal(runId);
-    const script = (await store.getScript((await store.getRun(runId))!.scriptHash))!;
+    const script = (await store.getScript("default", (await store.getRun(runId))!.scriptHash))!;
     const instance = await slow.instantiate(script, {
       seed: (journal[0] as RunStartedEntry).seed,
       startAt: journal[0]!.at,

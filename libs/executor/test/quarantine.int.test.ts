@@ -57,7 +57,7 @@ export default async function main() {
 
 async function submit(epoch = 1, source = SCRIPT): Promise<string> {
   const script = await compileScript({ source, filename: "jittery.ts" });
-  await store.putScript(script);
+  await store.putScript("default", script);
   const runId = `run_q_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const started: RunStartedEntry = {
     seq: 1,

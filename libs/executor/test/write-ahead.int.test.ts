@@ -46,7 +46,7 @@ beforeAll(async () => {
   store = new SqlStore(sql, new FolderBlobStore(blobDir));
   drop = database.drop;
   script = await compileScript({ source: SOURCE, filename: "wal.ts" });
-  await store.putScript(script);
+  await store.putScript("default", script);
 });
 afterAll(async () => {
   sandbox.dispose();

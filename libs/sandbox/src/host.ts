@@ -160,6 +160,7 @@ export class Sandbox implements ScriptSandbox {
   readonly options: Required<SandboxOptions>;
   private current: IsolateSlot | undefined;
   private readonly slots = new Set<IsolateSlot>();
+  /** Source mappers by source map text. */
   private readonly mappers = new Map<string, SourceMapper>();
 
   constructor(options: SandboxOptions = {}) {
@@ -316,11 +317,15 @@ export class Sandbox implements ScriptSandbox {
     if (!slot.isolate.isDisposed) slot.isolate.dispose();
   }
 
+  /**
+   * Keyed by the source map itself, not the code's hash: two namespaces may store the same code
+   * with different maps, and one's map must never label the other's callsites.
+   */
   private mapper(script: CompiledScript): SourceMapper {
-    let mapper = this.mappers.get(script.hash);
+    let mapper = this.mappers.get(script.sourceMap);
     if (mapper === undefined) {
       mapper = new SourceMapper(script.sourceMap);
-      this.mappers.set(script.hash, mapper);
+      this.mappers.set(script.sourceMap, mapper);
     }
     return mapper;
   }

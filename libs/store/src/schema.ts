@@ -24,13 +24,18 @@ export const apiTokens = pgTable("rw_api_tokens", {
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
 });
 
-export const scripts = pgTable("rw_scripts", {
-  hash: text("hash").primaryKey(),
-  entry: text("entry").notNull(),
-  code: text("code").notNull(),
-  sourceMap: text("source_map").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-});
+export const scripts = pgTable(
+  "rw_scripts",
+  {
+    namespace: text("namespace").notNull(),
+    hash: text("hash").notNull(),
+    entry: text("entry").notNull(),
+    code: text("code").notNull(),
+    sourceMap: text("source_map").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.hash] })],
+);
 
 export const values = pgTable("rw_values", {
   ref: text("ref").primaryKey(),

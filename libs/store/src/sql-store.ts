@@ -98,14 +98,20 @@ export class SqlStore implements Store {
     return rows[0]?.namespace;
   }
 
-  async putScript(script: StoredScript): Promise<void> {
-    if (this.scripts.has(script.hash)) return; // stored by hash: what is stored never changes
-    await this.sql.db.insert(schema.scripts).values(script).onConflictDoNothing();
-    this.rememberScript(script);
+  async putScript(namespace: string, script: StoredScript): Promise<void> {
+    const key = scriptKey(namespace, script.hash);
+    if (this.scripts.has(key)) return; // stored by hash: what is stored never changes
+    await this.ensureNamespace(namespace);
+    await this.sql.db
+      .insert(schema.scripts)
+      .values({ namespace, ...script })
+      .onConflictDoNothing();
+    this.rememberScript(key, script);
   }
 
-  async getScript(hash: string): Promise<StoredScript | undefined> {
-    const known = this.scripts.get(hash);
+  async getScript(namespace: string, hash: string): Promise<StoredScript | undefined> {
+    const key = scriptKey(namespace, hash);
+    const known = this.scripts.get(key);
     if (known !== undefined) return known;
     const rows = await this.sql.db
       .select({
@@ -115,15 +121,18 @@ export class SqlStore implements Store {
         sourceMap: schema.scripts.sourceMap,
       })
       .from(schema.scripts)
-      .where(eq(schema.scripts.hash, hash));
-    if (rows[0] !== undefined) this.rememberScript(rows[0]);
+      .where(and(eq(schema.scripts.namespace, namespace), eq(schema.scripts.hash, hash)));
+    if (rows[0] !== undefined) this.rememberScript(key, rows[0]);
     return rows[0];
   }
 
-  /** Scripts are immutable (stored by the hash of their code): the last few used stay here. */
-  private rememberScript(script: StoredScript): void {
-    this.scripts.delete(script.hash);
-    this.scripts.set(script.hash, script);
+  /**
+   * Scripts are immutable (stored by the hash of their code): the last few used stay here, by
+   * namespace and hash, since each namespace has its own copy.
+   */
+  private rememberScript(key: string, script: StoredScript): void {
+    this.scripts.delete(key);
+    this.scripts.set(key, script);
     if (this.scripts.size > 64) this.scripts.delete(this.scripts.keys().next().value!);
   }
 
@@ -543,3 +552,7 @@ function hashToken(token: string): string {
 }
 
 const TOKEN_CACHE_MS = 5_000;
+
+function scriptKey(namespace: string, hash: string): string {
+  return `${namespace}\u0000${hash}`;
+}

@@ -5,6 +5,7 @@ import { drizzle as drizzleNodePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import * as schema from "./schema.js";
+import { lockDataDir } from "./data-dir-lock.js";
 
 /** A transaction: parameterised queries, and `exec` for a script of several statements. */
 export interface SqlTx {
@@ -97,8 +98,14 @@ export function postgresClient(url: string, poolSize = 10): SqlClient {
 
 export async function pgliteClient(dataDir: string | undefined): Promise<SqlClient> {
   if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true }); // PGlite makes only the last level
+  const unlock = dataDir === undefined ? () => {} : lockDataDir(dataDir);
   const db = dataDir === undefined ? new PGlite() : new PGlite(dataDir);
-  await db.waitReady;
+  try {
+    await db.waitReady;
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   return {
     kind: "pglite",
     db: drizzlePglite(db, { schema }) as unknown as Db,
@@ -120,6 +127,9 @@ export async function pgliteClient(dataDir: string | undefined): Promise<SqlClie
         }),
       );
     },
-    close: () => db.close(),
+    close: async () => {
+      await db.close();
+      unlock();
+    },
   };
 }

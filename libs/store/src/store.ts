@@ -147,8 +147,13 @@ export interface Store {
   /** The namespace a token grants, or undefined for an unknown or revoked token. */
   authenticate(token: string): Promise<string | undefined>;
 
-  putScript(script: StoredScript): Promise<void>;
-  getScript(hash: string): Promise<StoredScript | undefined>;
+  /**
+   * Stores a script in a namespace. Scripts belong to their namespace: another namespace's copy
+   * of the same code (with its own entry and source map) is a different row, never shared.
+   */
+  putScript(namespace: string, script: StoredScript): Promise<void>;
+  /** A script of this namespace; another namespace's script of the same hash is not found. */
+  getScript(namespace: string, hash: string): Promise<StoredScript | undefined>;
 
   /**
    * Stores a new run (status queued) with its journal's first entry, `run.started`. With

@@ -62,31 +62,64 @@ export function conformance(name: string, backend: Backend): void {
 
     beforeAll(async () => {
       ({ store, sql, countBlobs, close } = await backend.open());
-      await store.putScript({ hash: "sha256:script", entry: "s.ts", code: "x", sourceMap: "{}" });
-    });
-    afterAll(async () => close());
-
-    async function newRun(overrides: Partial<RunStartedEntry> = {}) {
-      const entry = started(overrides);
-      await store.createRun({ started: entry, ttlMs: 60_000 });
-      const lease = (await store.acquireLease(entry.runId, "owner-a", 30_000))!;
-      return { entry, lease };
-    }
-
-    it("stores scripts once, by hash", async () => {
-      await store.putScript({
-        hash: "sha256:script",
-        entry: "other.ts",
-        code: "y",
-        sourceMap: "{}",
-      });
-      expect(await store.getScript("sha256:script")).toEqual({
+      await store.putScript("default", {
         hash: "sha256:script",
         entry: "s.ts",
         code: "x",
         sourceMap: "{}",
       });
-      expect(await store.getScript("sha256:nope")).toBeUndefined();
+    });
+    afterAll(async () => close());
+
+    async function newRun(overrides: Partial<RunStartedEntry> = {}) {
+      const entry = started(overrides);
+      // Scripts belong to their namespace: a run refers to its own namespace's copy.
+      if (entry.namespace !== "default")
+        await store.putScript(entry.namespace, {
+          hash: "sha256:script",
+          entry: "s.ts",
+          code: "x",
+          sourceMap: "{}",
+        });
+      await store.createRun({ started: entry, ttlMs: 60_000 });
+      const lease = (await store.acquireLease(entry.runId, "owner-a", 30_000))!;
+      return { entry, lease };
+    }
+
+    it("stores scripts once per namespace, by hash: what is stored never changes", async () => {
+      await store.putScript("default", {
+        hash: "sha256:script",
+        entry: "other.ts",
+        code: "y",
+        sourceMap: "{}",
+      });
+      expect(await store.getScript("default", "sha256:script")).toEqual({
+        hash: "sha256:script",
+        entry: "s.ts",
+        code: "x",
+        sourceMap: "{}",
+      });
+      expect(await store.getScript("default", "sha256:nope")).toBeUndefined();
+    });
+
+    it("keeps each namespace's copy of a script apart: one upload never changes another's", async () => {
+      const hash = `sha256:shared_${counter++}`;
+      const good = { hash, entry: "good.ts", code: "same", sourceMap: '{"version":3}' };
+      const broken = { hash, entry: "evil.ts", code: "same", sourceMap: "broken" };
+      // The other tenant uploads the same code first, with a broken map.
+      await store.putScript("tenant-b", broken);
+      expect(await store.getScript("tenant-a", hash)).toBeUndefined(); // a hash grants nothing
+      await store.putScript("tenant-a", good);
+      expect(await store.getScript("tenant-a", hash)).toEqual(good);
+      expect(await store.getScript("tenant-b", hash)).toEqual(broken);
+      // A run refers to its own namespace's copy; one in a namespace without it is refused.
+      await newRun({ namespace: "tenant-a", scriptHash: hash });
+      await expect(
+        store.createRun({
+          started: started({ namespace: "tenant-c", scriptHash: hash }),
+          ttlMs: 60_000,
+        }),
+      ).rejects.toThrow();
     });
 
     it("creates a run with its run.started entry and reads the journal back byte for byte", async () => {

@@ -26,6 +26,13 @@ export function quarantineConformance(get: () => Store): void {
       toolset: "shop",
       namespace,
     };
+    // Scripts belong to their namespace: a run refers to its own namespace's copy.
+    await store.putScript(namespace, {
+      hash: "sha256:script",
+      entry: "s.ts",
+      code: "x",
+      sourceMap: "{}",
+    });
     await store.createRun({ started, ttlMs: 60_000 });
     const lease = (await store.acquireLease(started.runId, "worker-a", 30_000))!;
     const quarantined: JournalEntry = {

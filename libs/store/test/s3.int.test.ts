@@ -58,7 +58,12 @@ describe("openStore with REWIND_BLOB_URL=s3://…", () => {
       blobUrl: `s3://${s3.bucket}/prod/blobs`,
     });
     try {
-      await store.putScript({ hash: "sha256:script", entry: "s.ts", code: "x", sourceMap: "{}" });
+      await store.putScript("default", {
+        hash: "sha256:script",
+        entry: "s.ts",
+        code: "x",
+        sourceMap: "{}",
+      });
       const started: RunStartedEntry = {
         seq: 1,
         kind: "run.started",

@@ -35,7 +35,7 @@ it("brings a version-4 database with a queued run to this build's schema, and th
   }
   await sql.query("INSERT INTO rw_namespaces (name) VALUES ('default')");
   await sql.query(
-    "INSERT INTO rw_scripts (hash, entry, code, source_map) VALUES ('sha256:old', 'old.ts', 'x', '{}')",
+    "INSERT INTO rw_scripts (hash, entry, code, source_map) VALUES ('sha256:old', 'old.ts', 'x', '{}'), ('sha256:unused', 'unused.ts', 'y', '{}')",
   );
   await sql.query(
     `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, ttl_ms, attempts)
@@ -63,6 +63,11 @@ it("brings a version-4 database with a queued run to this build's schema, and th
       .map((m) => m.name),
   );
   const store = new SqlStore(sql, new FolderBlobStore(blobDir));
+  // Migration 0008: the script is now its namespace's, and only that namespace's; a script no
+  // run used is gone.
+  expect(await store.getScript("default", "sha256:old")).toMatchObject({ entry: "old.ts" });
+  expect(await store.getScript("other", "sha256:old")).toBeUndefined();
+  expect(await store.getScript("default", "sha256:unused")).toBeUndefined();
 
   // Loaded: running now, and its journal grew since its attempts were last counted (never, by
   // this schema): the count starts at 1.

@@ -34,7 +34,7 @@ describe("POST /v1/runs", () => {
     expect(response.headers.location).toBe(`/v1/runs/${body.id}`);
     expect(h.rings).toContain(body.id);
 
-    expect(await h.store.getScript(sha(SCRIPT.code))).toEqual({
+    expect(await h.store.getScript("acme", sha(SCRIPT.code))).toEqual({
       hash: sha(SCRIPT.code),
       ...SCRIPT,
     });

@@ -60,7 +60,7 @@ beforeAll(async () => {
   });
   api = new Rewind({ url: platform.url, token: platform.token });
   const script = await compileScript({ source: SCRIPT, filename: "ledger.ts" });
-  await platform.store.putScript(script);
+  await platform.store.putScript("default", script);
   scriptHash = script.hash;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 }, 90_000);

@@ -272,7 +272,7 @@ export class Executor {
     const started = journal[0];
     if (started?.kind !== "run.started")
       throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
-    const script = await this.script(record.scriptHash);
+    const script = await this.script(record.namespace, record.scriptHash);
     let replayed: {
       instance: ScriptHandle;
       resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
@@ -711,16 +711,18 @@ export class Executor {
       .catch(() => {});
   }
 
-  private script(hash: string): Promise<CompiledScript> {
-    let script = this.scripts.get(hash);
+  /** The run's script: its namespace's copy (each namespace stores its own, with its map). */
+  private script(namespace: string, hash: string): Promise<CompiledScript> {
+    const key = `${namespace}\u0000${hash}`;
+    let script = this.scripts.get(key);
     if (script === undefined) {
-      script = this.options.store.getScript(hash).then((stored) => {
+      script = this.options.store.getScript(namespace, hash).then((stored) => {
         if (stored === undefined)
           throw new RewindError("NOT_FOUND", `Script ${hash} is not in the store`);
         return stored;
       });
-      script.catch(() => this.scripts.delete(hash));
-      this.scripts.set(hash, script);
+      script.catch(() => this.scripts.delete(key));
+      this.scripts.set(key, script);
     }
     return script;
   }

@@ -33,8 +33,8 @@ export const forkRun = defineRoute({
     const parent = await findRun(ctx.store, namespace, params.id);
     const parentJournal = await ctx.store.readJournal(parent.id);
     const origin = parentJournal[0] as RunStartedEntry;
-    const scriptHash = await storeScript(body.script, ctx);
-    const script = await ctx.store.getScript(scriptHash);
+    const scriptHash = await storeScript(body.script, namespace, ctx);
+    const script = await ctx.store.getScript(namespace, scriptHash);
     if (script === undefined) throw notFound(`The script ${scriptHash} is not stored`);
     const started: RunStartedEntry = {
       seq: 1,

@@ -39,8 +39,9 @@ export const replayRun = defineRoute({
   errors: [401, 404, 413, 422, 503],
   async handle({ params, body, namespace }, ctx) {
     const run = await findRun(ctx.store, namespace, params.id);
-    const hash = body.script === undefined ? run.scriptHash : await storeScript(body.script, ctx);
-    const script = await ctx.store.getScript(hash);
+    const hash =
+      body.script === undefined ? run.scriptHash : await storeScript(body.script, namespace, ctx);
+    const script = await ctx.store.getScript(namespace, hash);
     if (script === undefined) throw notFound(`The script ${hash} is not stored`);
     const journal = await ctx.store.readJournal(run.id);
     return view(await ctx.replays.check(script, journal));
@@ -104,7 +105,7 @@ export const replayRuns = defineRoute({
     const given =
       body.script === undefined
         ? undefined
-        : await loadScript(ctx, await storeScript(body.script, ctx));
+        : await loadScript(ctx, namespace, await storeScript(body.script, namespace, ctx));
     const scripts = new Map<string, Promise<StoredScript>>();
     const checkOne = async (runId: string): Promise<z.input<typeof ReplayBatchCheck>> => {
       const journal = await ctx.store.readJournal(runId);
@@ -119,7 +120,7 @@ export const replayRuns = defineRoute({
       let script = given;
       if (script === undefined) {
         const hash = started.scriptHash;
-        if (!scripts.has(hash)) scripts.set(hash, loadScript(ctx, hash));
+        if (!scripts.has(hash)) scripts.set(hash, loadScript(ctx, namespace, hash));
         script = await scripts.get(hash)!;
       }
       return { runId, ...view(await ctx.replays.check(script, journal)) };
@@ -137,8 +138,8 @@ export const replayRuns = defineRoute({
   },
 });
 
-async function loadScript(ctx: ApiContext, hash: string): Promise<StoredScript> {
-  const script = await ctx.store.getScript(hash);
+async function loadScript(ctx: ApiContext, namespace: string, hash: string): Promise<StoredScript> {
+  const script = await ctx.store.getScript(namespace, hash);
   if (script === undefined) throw notFound(`The script ${hash} is not stored`);
   return script;
 }

@@ -55,7 +55,7 @@ export const createRun = defineRoute({
   async handle({ body, namespace, request, reply }, ctx) {
     checkValue(body.input, "body.input", ctx.maxValueBytes);
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
-    const scriptHash = await storeScript(body.script, ctx);
+    const scriptHash = await storeScript(body.script, namespace, ctx);
     const input = canonicalInput(body.input);
     const runId = newRunId();
     const started: RunStartedEntry = {
@@ -123,16 +123,21 @@ export const getRun = defineRoute({
   },
 });
 
-/** The script's hash: a compiled script is stored (its hash computed here), a hash must exist. */
+/**
+ * The script's hash: a compiled script is stored in the caller's namespace (its hash computed
+ * here); a hash must name a script of that namespace. Another namespace's script of the same hash
+ * is invisible: knowing a hash grants nothing.
+ */
 export async function storeScript(
   script: z.output<typeof CreateRunBody>["script"],
+  namespace: string,
   ctx: ApiContext,
 ) {
   if ("code" in script) {
     checkScript(script, "body.script");
     // The hash is the store's key: computed from the code, never taken from the client.
     const hash = `sha256:${createHash("sha256").update(script.code).digest("hex")}`;
-    await ctx.store.putScript({
+    await ctx.store.putScript(namespace, {
       hash,
       entry: script.entry,
       code: script.code,
@@ -140,10 +145,10 @@ export async function storeScript(
     });
     return hash;
   }
-  if ((await ctx.store.getScript(script.hash)) === undefined) {
+  if ((await ctx.store.getScript(namespace, script.hash)) === undefined) {
     throw invalidInput(
       "body.script.hash",
-      `no script ${script.hash} is stored: send the compiled script itself as { entry, code, sourceMap } (its hash is computed from the code)`,
+      `no script ${script.hash} is stored in this namespace: send the compiled script itself as { entry, code, sourceMap } (its hash is computed from the code)`,
     );
   }
   return script.hash;

@@ -28,7 +28,7 @@ export const getRunScript = defineRoute({
   errors: [401, 404, 503],
   async handle({ params, namespace }, ctx) {
     const run = await findRun(ctx.store, namespace, params.id);
-    const script = await ctx.store.getScript(run.scriptHash);
+    const script = await ctx.store.getScript(run.namespace, run.scriptHash);
     if (script === undefined)
       throw notFound(`The script ${run.scriptHash} of run ${run.id} is not stored`);
     return script satisfies z.input<typeof RunScript>;
