@@ -19,7 +19,7 @@ import {
 import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { Sandbox, epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
-import { openStore } from "@rewind/store";
+import { ENDED_STATUSES, openStore, type RunStatus } from "@rewind/store";
 import { startHealthServer } from "@rewind/telemetry";
 
 const Config = z.object({
@@ -106,7 +106,12 @@ export async function startWorker(options: WorkerOptions) {
     leaseTtlMs: config.REWIND_LEASE_MS,
     maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
     onError: activationFailureLog(log),
-    ...(notices !== undefined ? { onCommitted: (runId: string) => notices.changed(runId) } : {}),
+    ...(notices !== undefined
+      ? {
+          onCommitted: (runId: string, status: RunStatus) =>
+            notices.changed(runId, ENDED_STATUSES.has(status)),
+        }
+      : {}),
   });
   await publishToolsets(store, options.toolsets, owner); // fork previews name unsafe tools
   // Which epochs have a live worker: runs of the others wait (rewind epochs, the Overview).
