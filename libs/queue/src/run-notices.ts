@@ -18,14 +18,18 @@ import { Redis } from "ioredis";
  */
 
 /**
- * KEYS: the watch key of each run just committed ({prefix}:watch:{runId}).
- * ARGV[1]: the notice channel; ARGV[2..]: the run ids, in KEYS' order.
- * Publishes the watched run ids, space-separated, as one message; returns how many were watched.
+ * KEYS: two a run just committed: its watch key ({prefix}:watch:{runId}: someone follows every
+ * commit) and its end-watch key ({prefix}:watch-end:{runId}: someone waits for its end only).
+ * ARGV[1]: the notice channel; then per run, in KEYS' order: its id and "1" if it has ended.
+ * Publishes the run ids watched for this commit, space-separated, as one message; returns how many.
  */
 const PUBLISH_WATCHED = `
 local watched = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('EXISTS', key) == 1 then watched[#watched + 1] = ARGV[i + 1] end
+for i = 1, #KEYS, 2 do
+  local id, ended = ARGV[i + 1], ARGV[i + 2]
+  if redis.call('EXISTS', KEYS[i]) == 1 or (ended == '1' and redis.call('EXISTS', KEYS[i + 1]) == 1) then
+    watched[#watched + 1] = id
+  end
 end
 if #watched > 0 then redis.call('PUBLISH', ARGV[1], table.concat(watched, ' ')) end
 return #watched
@@ -53,7 +57,8 @@ export interface RunNoticeOptions {
  * event loop (a group commit resolves all its appends together) are announced in one script call.
  */
 export class RunNoticePublisher {
-  private pending = new Set<string>();
+  /** Run id → whether it has ended (with any of this turn's commits). */
+  private pending = new Map<string, boolean>();
   private scheduled = false;
 
   private constructor(
@@ -73,8 +78,8 @@ export class RunNoticePublisher {
     return new RunNoticePublisher(redis, options.prefix ?? "rewind");
   }
 
-  changed(runId: string): void {
-    this.pending.add(runId);
+  changed(runId: string, ended = false): void {
+    this.pending.set(runId, ended || this.pending.get(runId) === true);
     if (this.scheduled) return;
     this.scheduled = true;
     // After the microtasks of this turn: every append of the group commit has resolved by then.
@@ -83,15 +88,19 @@ export class RunNoticePublisher {
 
   private flush(): void {
     this.scheduled = false;
-    const runIds = [...this.pending];
-    this.pending = new Set();
-    if (runIds.length === 0) return;
-    const keys = runIds.map((runId) => watchKey(this.prefix, runId));
+    const runs = [...this.pending];
+    this.pending = new Map();
+    if (runs.length === 0) return;
+    const keys = runs.flatMap(([runId]) => [
+      watchKey(this.prefix, runId),
+      endWatchKey(this.prefix, runId),
+    ]);
+    const args = runs.flatMap(([runId, ended]) => [runId, ended ? "1" : "0"]);
     const redis = this.redis as unknown as {
       rewindPublishWatched(keys: number, ...args: string[]): Promise<number>;
     };
     void redis
-      .rewindPublishWatched(keys.length, ...keys, channel(this.prefix), ...runIds)
+      .rewindPublishWatched(keys.length, ...keys, channel(this.prefix), ...args)
       .catch(() => {}); // lost: the waiting API reads the store on its backstop poll
   }
 
@@ -132,15 +141,20 @@ export class RunNoticeSubscriber {
   }
 
   /**
-   * Asks for notices about `runId` for the next `ms`. Awaited before the store is read, so a
-   * commit after that read is announced. Never fails: without Redis, waits rely on the poll.
+   * Asks for notices about `runId` for the next `ms`: of every commit, or with `endOnly` of the
+   * commit that ends it (a result's wait: a 10-step run then costs one read, not ten). Awaited
+   * before the store is read, so a commit after that read is announced. Never fails: without
+   * Redis, waits rely on the poll.
    */
-  async watch(runId: string, ms: number): Promise<void> {
+  async watch(runId: string, ms: number, endOnly = false): Promise<void> {
     const redis = this.redis as unknown as {
       rewindWatch(key: string, ms: string): Promise<number>;
     };
     await redis
-      .rewindWatch(watchKey(this.prefix, runId), String(Math.max(1, Math.ceil(ms))))
+      .rewindWatch(
+        (endOnly ? endWatchKey : watchKey)(this.prefix, runId),
+        String(Math.max(1, Math.ceil(ms))),
+      )
       .catch(() => {});
   }
 
@@ -152,6 +166,10 @@ export class RunNoticeSubscriber {
 
 function watchKey(prefix: string, runId: string): string {
   return `${prefix}:watch:${runId}`;
+}
+
+function endWatchKey(prefix: string, runId: string): string {
+  return `${prefix}:watch-end:${runId}`;
 }
 
 function channel(prefix: string): string {

@@ -18,11 +18,11 @@ export class RedisRunChanges extends LocalRunChanges {
     return changes;
   }
 
-  override async watch(runId: string, ms: number): Promise<RunWatch> {
+  override async watch(runId: string, ms: number, endOnly = false): Promise<RunWatch> {
     // Listening here first, then the key: a notice can only be published once the key is set.
     const watch = this.open(runId);
     // A little past the wait: a commit in the last moments is still announced.
-    await this.subscriber?.watch(runId, ms + 1_000);
+    await this.subscriber?.watch(runId, ms + 1_000, endOnly);
     return watch;
   }
 

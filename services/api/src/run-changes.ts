@@ -5,10 +5,11 @@
  */
 export interface RunChanges {
   /**
-   * Starts listening for changes of `runId` for about `ms`. Resolves once a change committed from
-   * now on is sure to be heard: read the store after it, never before, so nothing falls between.
+   * Starts listening for changes of `runId` for about `ms` (with `endOnly`, notices may be kept
+   * to the commit that ends the run). Resolves once a change committed from now on is sure to be
+   * heard: read the store after it, never before, so nothing falls between.
    */
-  watch(runId: string, ms: number): Promise<RunWatch>;
+  watch(runId: string, ms: number, endOnly?: boolean): Promise<RunWatch>;
 }
 
 export interface RunWatch {
@@ -46,7 +47,7 @@ export class LocalRunChanges implements RunChanges {
     return this.watches.size;
   }
 
-  watch(runId: string, _ms?: number): Promise<RunWatch> {
+  watch(runId: string, _ms?: number, _endOnly?: boolean): Promise<RunWatch> {
     return Promise.resolve(this.open(runId));
   }
 

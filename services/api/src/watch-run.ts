@@ -15,11 +15,13 @@ export async function watchRun(
   waitMs: number,
   signal: AbortSignal,
   settled: (run: RunRecord) => boolean,
+  /** Only the run's end settles the wait: notices of the commits before it are not needed. */
+  endOnly = false,
 ): Promise<RunRecord> {
   if (waitMs <= 0) return findRun(ctx.store, namespace, runId);
   const deadline = Date.now() + waitMs;
   // Watching before the first read: a commit between that read and the wait is still heard.
-  const watch = await ctx.changes.watch(runId, waitMs);
+  const watch = await ctx.changes.watch(runId, waitMs, endOnly);
   try {
     let run = await findRun(ctx.store, namespace, runId);
     while (!settled(run) && !signal.aborted) {

@@ -20,7 +20,7 @@ import {
 import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
-import { openStore } from "@rewind/store";
+import { ENDED_STATUSES, openStore, type RunStatus } from "@rewind/store";
 import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
 import { zeroWorkerSeries } from "./metric-series.js";
 
@@ -128,7 +128,12 @@ export async function startWorker(options: WorkerOptions) {
     leaseTtlMs: config.REWIND_LEASE_MS,
     maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
     onError: activationFailureLog(log),
-    ...(notices !== undefined ? { onCommitted: (runId: string) => notices.changed(runId) } : {}),
+    ...(notices !== undefined
+      ? {
+          onCommitted: (runId: string, status: RunStatus) =>
+            notices.changed(runId, ENDED_STATUSES.has(status)),
+        }
+      : {}),
   });
   await publishToolsets(store, options.toolsets, owner); // fork previews name unsafe tools
   // Which epochs have a live worker: runs of the others wait (rewind epochs, the Overview).

@@ -26,8 +26,11 @@ export interface ExecutorOptions {
   /** Take leases whatever their state: for a single-process platform recovering after a crash. */
   stealLeases?: boolean;
   now?: () => number;
-  /** After each commit of a run's entries: lets followers of the journal (long-polls) wake up. */
-  onCommitted?: (runId: string) => void;
+  /**
+   * After each commit of a run's entries, with the run's status after it: lets followers of the
+   * journal (long-polls, streams) wake up, and those waiting for its end when it has ended.
+   */
+  onCommitted?: (runId: string, status: RunStatus) => void;
   /** Output, once committed: what clients are shown. */
   onOutput?: (runId: string, entry: OutputEntry) => void;
   onEnded?: (runId: string, status: RunStatus) => void;

@@ -453,7 +453,7 @@ export class Executor {
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the next lease starts the count again
     run.storedStatus = append.status;
-    this.options.onCommitted?.(run.runId);
+    this.options.onCommitted?.(run.runId, append.status);
     this.fault("committed", run);
     if (effects) await this.act(run, entries);
     this.fault("acted", run);
@@ -640,7 +640,7 @@ export class Executor {
     if (outcome === "ok") {
       metrics.quarantined.inc({ reason });
       metrics.entries.inc({ kind: entry.kind });
-      this.options.onCommitted?.(lease.runId);
+      this.options.onCommitted?.(lease.runId, "quarantined");
     }
     await this.options.store.releaseLease(lease).catch(() => {});
     return undefined;

@@ -25,7 +25,7 @@ export const getResult = defineRoute({
   },
   errors: [401, 404, 422, 503],
   async handle({ params, query, namespace, signal }, ctx) {
-    const run = await watchRun(ctx, namespace, params.id, query.wait ?? 0, signal, ended);
+    const run = await watchRun(ctx, namespace, params.id, query.wait ?? 0, signal, ended, true);
     const body: z.input<typeof RunResult> = { id: run.id, status: run.status, ended: ended(run) };
     if (run.result !== undefined) body.result = run.result;
     if (run.error !== undefined) body.error = run.error;
