@@ -5,7 +5,7 @@ import type { JournalEntry } from "@rewind/core";
  * fired nor cancelled. A signal the script awaits leaves no entry (it is delivered, not emitted),
  * so a run with neither is waiting for a signal.
  */
-export function waitingFor(entries: readonly JournalEntry[]): string[] {
+export function waitingFor(entries: readonly JournalEntry[], runId = "<run>"): string[] {
   const calls = new Map<number, string>();
   const timers = new Map<number, string>();
   for (const entry of entries) {
@@ -35,5 +35,5 @@ export function waitingFor(entries: readonly JournalEntry[]): string[] {
   const waits = [...calls.values(), ...timers.values()];
   return waits.length > 0
     ? waits
-    : ["a signal (nothing else is pending): send it with rewind signal <run> <name> [json]"];
+    : [`a signal (nothing else is pending): send it with rewind signal ${runId} <name> [JSON]`];
 }

@@ -164,7 +164,7 @@ it("loses no run and repeats no completed call when rewind dev is killed at rand
   try {
     for (const { id, script, input } of ids) {
       const run = await api.runs.get(id);
-      expect(run.status, `${id} (${script})`).toBe("completed");
+      expect(run.status, `${id} (${script}): ${JSON.stringify(run.error)}`).toBe("completed");
       const { entries } = await api.runs.journal(id);
       const started = entries[0] as Extract<JournalEntry, { kind: "run.started" }>;
       const clean = await runInProcess({

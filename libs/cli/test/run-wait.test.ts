@@ -37,6 +37,8 @@ export default async function main() {
   const { code, stdout, stderr } = await running;
   expect(code, stderr).toBe(0);
   expect(stdout.split("\n")).toEqual([id, "asked order 7", '{"approved":true}', ""]);
-  expect(stderr).toContain(`waiting for a signal: send it with rewind signal ${id} <name> [JSON]`);
+  expect(stderr).toContain(
+    `is waiting for a signal (nothing else is pending): send it with rewind signal ${id} <name> [JSON]`,
+  );
   expect(stderr).toContain("signal approval received");
 });

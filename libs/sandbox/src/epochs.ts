@@ -89,7 +89,10 @@ export const EPOCHS: readonly EpochRelease[] = [
     // Then from sha256:8a70737d…: orderEntry remembers each entry shape's key order instead of
     // sorting every entry's keys; the order is the same (libs/core/src/entries.test.ts checks it
     // against the sort it replaced), and the corpus replays byte for byte.
-    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    // Then from sha256:4c46d33e…: the error table gained BAD_REQUEST, METHOD_NOT_ALLOWED,
+    // URI_TOO_LONG and HEADERS_TOO_LARGE, answers of the API's door that no journal entry holds;
+    // the engine reads the table only for RewindError.retryable (the corpus replays byte for byte).
+    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
     replay: {
       timeZone: "UTC",
       defaultLocale: "en-US",
@@ -112,8 +115,8 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:408bf50af15e0df04a88c652028187a62cf64fea7cc9e34610638cfa1d9dfbbc",
-    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
     replay: EPOCH_1_REPLAY,
     notes:
       "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
@@ -129,8 +132,8 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:408bf50af15e0df04a88c652028187a62cf64fea7cc9e34610638cfa1d9dfbbc",
-    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
     replay: EPOCH_1_REPLAY,
     notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
   },
@@ -144,8 +147,8 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:408bf50af15e0df04a88c652028187a62cf64fea7cc9e34610638cfa1d9dfbbc",
-    matchingDigest: "sha256:4c46d33e009b9ed6bf9c5b0e0e3cc90ecbfe611f11dd2c8264fda9d6dafa844e",
+    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
     replay: EPOCH_1_REPLAY,
     notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
   },

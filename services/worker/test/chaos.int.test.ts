@@ -37,7 +37,6 @@ describe("three workers, one SIGKILLed every second, 500 runs", () => {
   afterAll(() => cluster.close(), 30_000);
 
   it("completes every run with a clean run's journal; each callId reaches the outside with one body; an unsafe tool never twice", async () => {
-    for (let i = 0; i < 3; i++) await cluster.startWorker();
     const scripts = await Promise.all(
       [
         path.join(root, "examples/hello.ts"),
@@ -59,6 +58,9 @@ describe("three workers, one SIGKILLed every second, 500 runs", () => {
       const { id } = await cluster.api.runs.start({ script, input, toolset: "shop" });
       runs.push({ id, script, input });
     }
+    // The workers come once all 500 are queued, so the kills below land while runs are open
+    // (started first, the workers finished most runs while they were being submitted).
+    for (let i = 0; i < 3; i++) await cluster.startWorker();
 
     // Kill a random worker every second and start a new one in its place, until all runs end.
     let kills = 0;
@@ -112,7 +114,9 @@ describe("three workers, one SIGKILLed every second, 500 runs", () => {
     } finally {
       sandbox.dispose();
     }
-    expect(unsafeFailures).toBeLessThan(10);
+    // Each kill fails the unsafe calls its worker had in flight (several, with 64 activations at
+    // once), and nothing else: a few per kill, far fewer than the 125 runs that make one.
+    expect(unsafeFailures).toBeLessThanOrEqual(2 * kills);
     // The outside world saw each callId with one body, and the unsafe tool each callId once.
     for (const [callId, call] of cluster.counter.seen) {
       expect(call.bodies.size, callId).toBe(1);

@@ -3,7 +3,6 @@ import { RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { RunStatus } from "@rewind/sdk";
 import { client } from "../client.js";
 import { compileCached } from "../compile-cache.js";
-import { RunProgress } from "./run-progress.js";
 import { dim, journalTable, red, statusColor } from "../format.js";
 import { waitingFor } from "../waiting.js";
 
@@ -28,7 +27,7 @@ export async function runCommand(
   process.stdout.write(`${id}\n`);
   if (!options.wait) return 0;
   // The journal is the only source of output: its stream sends each entry as it commits.
-  const progress = new RunProgress();
+  const seen: JournalEntry[] = [];
   let waitingSince: number | undefined;
   const onStatus = (status: RunStatus) => {
     waitingSince = status === "waiting" ? Date.now() : undefined;
@@ -37,13 +36,15 @@ export async function runCommand(
   const quiet = setInterval(() => {
     if (waitingSince === undefined || Date.now() - waitingSince < 1_000) return;
     waitingSince = undefined;
-    process.stderr.write(`${dim(progress.waitingFor(id))}\n`);
+    process.stderr.write(
+      `${dim(`rewind: ${id} is waiting for ${waitingFor(seen, id).join(", and ")}; still waiting (Ctrl-C stops this command, not the run)`)}\n`,
+    );
   }, 250);
   let last: JournalEntry | undefined;
   try {
     for await (const entry of api.runs.follow(id, { onStatus })) {
       last = entry;
-      progress.see(entry);
+      seen.push(entry);
       if (entry.kind === "output")
         (entry.stream === "stdout" ? process.stdout : process.stderr).write(entry.text);
       if (entry.kind === "signal")
@@ -126,7 +127,7 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
   ];
   lines.push(`script   ${run.scriptHash}`);
   if (run.status === "waiting") {
-    const [first, ...more] = waitingFor(entries);
+    const [first, ...more] = waitingFor(entries, run.id);
     lines.push(`waiting  for ${first}`, ...more.map((wait) => `         and ${wait}`));
   }
   // A fork's parent seq is the --at it was given (0: none, it went live at the first difference).
