@@ -49,10 +49,11 @@ async function answer(request: Extract<ChildRequest, { id: number }>): Promise<C
   try {
     switch (request.op) {
       case "instantiate": {
-        if ("code" in request.script) scripts.set(request.script.hash, request.script);
-        const script = scripts.get(request.script.hash);
+        const { key, compiled } = request.script;
+        if (compiled !== undefined) scripts.set(key, compiled);
+        const script = scripts.get(key);
         if (script === undefined)
-          throw new RewindError("SANDBOX_ERROR", `Script ${request.script.hash} was never sent`);
+          throw new RewindError("SANDBOX_ERROR", `Script ${key} was never sent`);
         sandbox ??= new Sandbox({ mode: "sync" });
         instances.set(request.inst, await sandbox.instantiate(script, request.run));
         return { ok: null };

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { RewindError, type GuestCommand, type GuestEvent, type Json } from "@rewind/core";
 import {
@@ -95,7 +96,7 @@ class SandboxChild {
   private process: ChildProcess | undefined;
   private readonly pending = new Map<number, Pending>();
   private readonly instances = new Set<RemoteInstance>();
-  /** Script hashes the current process has the code of. */
+  /** Script keys (see scriptKey) the current process has the script of. */
   private readonly scripts = new Set<string>();
   private nextId = 1;
   private nextInst = 1;
@@ -121,14 +122,15 @@ class SandboxChild {
       throw new RewindError("UNAVAILABLE", "The sandbox processes were closed: the server stops");
     const child = this.host();
     const instance = new RemoteInstance(this, child, this.nextInst++, run.runId);
-    const known = this.scripts.has(script.hash);
-    this.scripts.add(script.hash);
+    const key = scriptKey(script);
+    const known = this.scripts.has(key);
+    this.scripts.add(key);
     this.instances.add(instance);
     try {
       await this.request(instance, {
         op: "instantiate",
         inst: instance.inst,
-        script: known ? { hash: script.hash } : plain(script),
+        script: known ? { key } : { key, compiled: plain(script) },
         run,
       });
     } catch (error) {
@@ -292,4 +294,21 @@ function describeDeath(code: number | null, signal: NodeJS.Signals | null, stder
     `its sandbox process ${how}${said}: V8 aborts a process when one allocation cannot fit ` +
     `in the isolate's memory limit, so the script most likely allocated far too much at once`
   );
+}
+
+const scriptKeys = new WeakMap<CompiledScript, string>();
+
+/**
+ * What a sandbox child caches a script by: its code hash alone would give one tenant's run the
+ * source map (and so the callsites) another tenant uploaded with the same code. Memoized per
+ * object: the executor keeps one per namespace and hash.
+ */
+function scriptKey(script: CompiledScript): string {
+  let key = scriptKeys.get(script);
+  if (key === undefined) {
+    const map = createHash("sha256").update(script.sourceMap).update("\0").update(script.entry);
+    key = `${script.hash}+${map.digest("hex").slice(0, 32)}`;
+    scriptKeys.set(script, key);
+  }
+  return key;
 }

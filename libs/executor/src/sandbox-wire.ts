@@ -12,8 +12,12 @@ export type ChildRequest =
       op: "instantiate";
       id: number;
       inst: number;
-      /** The script's code, the first time this child sees its hash; else only the hash. */
-      script: CompiledScript | { hash: string };
+      /**
+       * The script, the first time this child sees its key; else only the key. The key is the code
+       * hash and the source map's: tenants may upload the same code with different maps, and each
+       * run's callsites must come from its own namespace's copy.
+       */
+      script: { key: string; compiled?: CompiledScript };
       run: InstantiateOptions;
     }
   | { op: "start"; id: number; inst: number; input: Json }

@@ -48,7 +48,7 @@ export default async (input: { i: number }) => {
 
 async function submit(source: string, input: unknown = null): Promise<string> {
   const script = await compileScript({ source, filename: "procs.ts" });
-  await store.putScript(script);
+  await store.putScript("default", script);
   const runId = `run_procs_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const started: RunStartedEntry = {
     seq: 1,
