@@ -503,14 +503,7 @@ export class Executor {
     this.heavy.add(run.runId);
     this.hot.delete(run.runId);
     run.dispose(); // not drop(): the calls it owes stay owed, by its successor
-    const next = await this.load(run.runId);
-    if (next !== undefined) {
-      run.successor = next;
-      next.outcomes.unshift(...run.outcomes);
-      this.inboxDirty.add(run.runId);
-      void this.activate(run.runId, true);
-    }
-    return false;
+    return this.handOver(run, await this.load(run.runId));
   }
 
   /**
@@ -523,7 +516,11 @@ export class Executor {
     this.hot.delete(run.runId);
     run.dispose(); // not drop(): the calls it owes stay owed, by its successor
     metrics.hotRuns.set(this.hot.size);
-    const next = await this.loadAgain(run.lease, run.committedSeq, lost);
+    return this.handOver(run, await this.loadAgain(run.lease, run.committedSeq, lost));
+  }
+
+  /** A dropped hot copy's successor takes its pending outcomes and inbox, and is activated. */
+  private handOver(run: HotRun, next: HotRun | undefined): false {
     if (next !== undefined) {
       run.successor = next;
       next.outcomes.unshift(...run.outcomes);
