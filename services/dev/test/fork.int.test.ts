@@ -67,3 +67,28 @@ it("forks a run failed at its 7th call: calls 1–6 are not made again, 7 onward
   expect(forkCalls.slice(7).every((c) => c.callId.startsWith(`${fork.id}/`))).toBe(true);
   expect((await api.runs.get(fork.id)).parent).toEqual({ runId: parentId, seq: 0 });
 });
+
+it("journals run.completed for a fork whose script ends exactly where its reuse ends", async () => {
+  // The parent fails after its tenth call's result; the fix returns at that same point, so the
+  // fork reuses the whole parent and its first live entry is its own run.completed.
+  const late = (bug: boolean) =>
+    script(false).replace(
+      "return totals",
+      `${bug ? "throw new Error('late');" : ""} return totals`,
+    );
+  const parent = await compileScript({ source: late(true), filename: "late.ts" });
+  const { id: parentId } = await api.runs.start({ script: parent, toolset: "prices" });
+  expect(await api.runs.result(parentId, "20s")).toMatchObject({ status: "failed" });
+
+  calls.length = 0;
+  const fixed = await compileScript({ source: late(false), filename: "late-fixed.ts" });
+  const fork = await api.runs.fork(parentId, { script: fixed });
+  expect(await api.runs.result(fork.id, "20s")).toMatchObject({
+    status: "completed",
+    result: 5500,
+  });
+  expect(calls).toHaveLength(0); // every call reused
+  const journal = (await api.runs.journal(fork.id)).entries;
+  expect(journal.at(-1)).toMatchObject({ kind: "run.completed", result: 5500 });
+  expect(journal.map((e) => e.seq)).toEqual(journal.map((_, i) => i + 1));
+});

@@ -37,6 +37,13 @@ class Crashed extends Error {}
 /** Events (outcomes, due timers) one activation of a run handles before yielding its turn. */
 const EVENTS_PER_TURN = 64;
 
+/** How `Executor.step` journals what it is given (see there). */
+interface StepOptions {
+  inboxId?: number;
+  effects?: boolean;
+  more?: boolean;
+}
+
 /**
  * Executes runs live against the store: one owner per run (a lease with a fencing token), events
  * processed one at a time per run, each batch of entries committed (group commit across runs)
@@ -199,7 +206,7 @@ export class Executor {
                 at: this.now(),
               })
           : async () => run.engine.cancel("cancelled through the API");
-      if (!(await this.step(run, produce, item.id))) return;
+      if (!(await this.step(run, produce, { inboxId: item.id }))) return;
     }
     // Timers that are due, delivered together and journaled in one commit (their effects wait
     // for it, as every effect does): thousands due at once cost a commit per turn, not each.
@@ -363,7 +370,11 @@ export class Executor {
     this.hot.set(started.runId, run);
     metrics.hotRuns.set(this.hot.size);
     const reused = forked.entries.filter((e) => e.seq <= boundary);
-    if (!(await this.step(run, async () => reused, undefined, false))) return undefined;
+    const live = forked.entries.filter((e) => e.seq > boundary);
+    // The reused part is journaled first, without effects. When the script ended right where the
+    // reuse ends, its verdict is in the live part: keep the lease and the run row's status for it.
+    const more = live.length > 0;
+    if (!(await this.step(run, async () => reused, { effects: false, more }))) return undefined;
     for (const call of run.engine.inFlightCalls()) {
       if (call.seq > boundary) continue;
       if (this.options.toolsets.get(run.toolset)?.tools.get(call.name)?.unsafeToRepeat) {
@@ -372,8 +383,7 @@ export class Executor {
       }
       this.invoke(run, call);
     }
-    if (!(await this.step(run, async () => forked.entries.filter((e) => e.seq > boundary))))
-      return undefined;
+    if (!(await this.step(run, async () => live))) return undefined;
     for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
   }
@@ -406,12 +416,14 @@ export class Executor {
   /**
    * Appends what `produce` adds to the engine, fenced by the lease, then acts on it. Returns false
    * when the run can go no further here (lease lost, commit failed): its hot copy is then dropped.
+   * `inboxId`: the inbox item these entries consume. `effects: false`: journal only (a fork's
+   * reused part). `more`: entries the engine already holds follow in the next step, so this one
+   * neither ends the run's row nor lets go of its lease.
    */
   private async step(
     run: HotRun,
     produce: () => Promise<JournalEntry[]>,
-    inboxId?: number,
-    effects = true,
+    { inboxId, effects = true, more = false }: StepOptions = {},
   ): Promise<boolean> {
     let entries: JournalEntry[];
     try {
@@ -423,14 +435,15 @@ export class Executor {
     }
     if (entries.length === 0 && run.status === run.storedStatus) return true;
     this.fault("produced", run);
+    const status = more ? (run.storedStatus ?? run.status) : run.status;
     const append: RunAppend = {
       lease: run.lease,
       afterSeq: run.committedSeq,
       entries,
-      status: run.status,
-      runRowUnchanged: run.status === run.storedStatus,
+      status,
+      runRowUnchanged: status === run.storedStatus,
       // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
-      releaseLease: run.finished,
+      releaseLease: !more && run.finished,
     };
     if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
     let outcome;
