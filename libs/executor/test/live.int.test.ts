@@ -1,34 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newSeed, type CallEntry, type RunStartedEntry } from "@rewind/core";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CallEntry, Json, RunStartedEntry } from "@rewind/core";
 import { RunEngine } from "@rewind/journal";
 import { Executor, WakeUp } from "@rewind/executor";
 import { ReplaySliceExceeded, Sandbox, compileScript } from "@rewind/sandbox";
 import { defineToolset, type ToolContext } from "@rewind/sdk";
-import { migrate, openSqlClient, FolderBlobStore, SqlStore, type Store } from "@rewind/store";
-import { createTestDatabase } from "@rewind/store/testing";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import type { Store } from "@rewind/store";
+import { createRun, until, useTestStore } from "./harness.js";
 
 let store: Store;
-let drop: () => Promise<void>;
-let blobDir: string;
+useTestStore("live", (made) => (store = made));
 const sandbox = new Sandbox({ mode: "async" });
 
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  const sql = await openSqlClient({ databaseUrl: database.url });
-  await migrate(sql);
-  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-live-"));
-  store = new SqlStore(sql, new FolderBlobStore(blobDir));
-  drop = database.drop;
-});
-afterAll(async () => {
-  sandbox.dispose();
-  await store.close();
-  await drop();
-  rmSync(blobDir, { recursive: true, force: true });
-});
+afterAll(() => sandbox.dispose());
 
 /** A toolset that records every call it sees, and can hold a call open until released. */
 function tools() {
@@ -51,24 +34,9 @@ function tools() {
   return { seen, toolset, release: () => release() };
 }
 
-async function submit(source: string, input: unknown = null): Promise<string> {
+async function submit(source: string, input: Json = null): Promise<string> {
   const script = await compileScript({ source, filename: "live.ts" });
-  await store.putScript("default", script);
-  const runId = `run_live_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const started: RunStartedEntry = {
-    seq: 1,
-    kind: "run.started",
-    at: Date.now(),
-    runId,
-    scriptHash: script.hash,
-    input: input as null,
-    seed: newSeed(),
-    epoch: 1,
-    toolset: "live",
-    namespace: "default",
-  };
-  await store.createRun({ started, ttlMs: 60_000 });
-  return runId;
+  return createRun(store, script, { toolset: "live", input });
 }
 
 function executor(
@@ -86,14 +54,6 @@ function executor(
     ...extra,
   });
   return { exec, ended };
-}
-
-async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe("the live executor over Postgres", () => {

@@ -3,38 +3,23 @@
  * run.quarantined entry with the whole report, no tool called again, no timer fired, signals
  * left in the inbox. A worker never touches a run of an epoch it does not run.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newSeed, type RunQuarantinedEntry, type RunStartedEntry } from "@rewind/core";
+import { afterAll, describe, expect, it } from "vitest";
+import type { RunQuarantinedEntry } from "@rewind/core";
 import { Sandbox, compileScript } from "@rewind/sandbox";
 import { defineToolset } from "@rewind/sdk";
-import { FolderBlobStore, SqlStore, migrate, openSqlClient, type Store } from "@rewind/store";
-import { createTestDatabase } from "@rewind/store/testing";
+import type { Store } from "@rewind/store";
 import { Executor } from "../src/index.js";
+import { createRun, until, useTestStore } from "./harness.js";
 
 let store: Store;
-let drop: () => Promise<void>;
-let blobDir: string;
+useTestStore("quarantine", (made) => (store = made));
 const sandbox = new Sandbox({ mode: "async" });
 /** The platform bug: Math.random returns something else than when the run was recorded. */
 const buggy = new Sandbox({ mode: "async", testOnlyPlatformBug: "Math.random = () => 0.25;" });
 
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  const sql = await openSqlClient({ databaseUrl: database.url });
-  await migrate(sql);
-  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-quarantine-"));
-  store = new SqlStore(sql, new FolderBlobStore(blobDir));
-  drop = database.drop;
-});
-afterAll(async () => {
+afterAll(() => {
   sandbox.dispose();
   buggy.dispose();
-  await store.close();
-  await drop();
-  rmSync(blobDir, { recursive: true, force: true });
 });
 
 const calls: string[] = [];
@@ -57,34 +42,11 @@ export default async function main() {
 
 async function submit(epoch = 1, source = SCRIPT): Promise<string> {
   const script = await compileScript({ source, filename: "jittery.ts" });
-  await store.putScript("default", script);
-  const runId = `run_q_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const started: RunStartedEntry = {
-    seq: 1,
-    kind: "run.started",
-    at: Date.now(),
-    runId,
-    scriptHash: script.hash,
-    input: null,
-    seed: newSeed(),
-    epoch,
-    toolset: "q",
-    namespace: "default",
-  };
-  await store.createRun({ started, ttlMs: 60_000 });
-  return runId;
+  return createRun(store, script, { toolset: "q", epoch });
 }
 
 function executor(owner: string, extra: Partial<ConstructorParameters<typeof Executor>[0]> = {}) {
   return new Executor({ store, sandbox, toolsets: new Map([["q", toolset]]), owner, ...extra });
-}
-
-async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe("quarantine by the worker that finds a divergence", () => {

@@ -4,34 +4,16 @@
  * a supervised sandbox process; when it dies, the run that was executing is charged a death and
  * the others sharing the process are loaded again in a fresh one. Real processes, a real abort.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newSeed, type RunStartedEntry } from "@rewind/core";
+import { describe, expect, it } from "vitest";
+import { newSeed, type Json } from "@rewind/core";
 import { Executor, SandboxProcesses, runInProcess } from "@rewind/executor";
 import { Sandbox, SandboxLost, compileScript } from "@rewind/sandbox";
 import { defineToolset } from "@rewind/sdk";
-import { migrate, openSqlClient, FolderBlobStore, SqlStore, type Store } from "@rewind/store";
-import { createTestDatabase } from "@rewind/store/testing";
+import type { Store } from "@rewind/store";
+import { createRun, until, useTestStore } from "./harness.js";
 
 let store: Store;
-let drop: () => Promise<void>;
-let blobDir: string;
-
-beforeAll(async () => {
-  const database = await createTestDatabase();
-  const sql = await openSqlClient({ databaseUrl: database.url });
-  await migrate(sql);
-  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-procs-"));
-  store = new SqlStore(sql, new FolderBlobStore(blobDir));
-  drop = database.drop;
-});
-afterAll(async () => {
-  await store.close();
-  await drop();
-  rmSync(blobDir, { recursive: true, force: true });
-});
+useTestStore("procs", (made) => (store = made));
 
 const toolset = defineToolset("procs", { x: async (args: unknown) => ({ echoed: args }) });
 const BOMB = `import { tools } from "rewind";
@@ -46,32 +28,9 @@ export default async (input: { i: number }) => {
   return seen.length;
 };`;
 
-async function submit(source: string, input: unknown = null): Promise<string> {
+async function submit(source: string, input: Json = null): Promise<string> {
   const script = await compileScript({ source, filename: "procs.ts" });
-  await store.putScript("default", script);
-  const runId = `run_procs_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const started: RunStartedEntry = {
-    seq: 1,
-    kind: "run.started",
-    at: Date.now(),
-    runId,
-    scriptHash: script.hash,
-    input: input as null,
-    seed: newSeed(),
-    epoch: 1,
-    toolset: "procs",
-    namespace: "default",
-  };
-  await store.createRun({ started, ttlMs: 60_000 });
-  return runId;
-}
-
-async function until(check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return createRun(store, script, { toolset: "procs", input });
 }
 
 describe("SandboxProcesses", () => {

@@ -5,16 +5,13 @@
  * clean run's journal, a completed call never runs again, and a call in flight runs again only
  * with its own callId and the same arguments.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newSeed, type JournalEntry } from "@rewind/core";
+import type { JournalEntry } from "@rewind/core";
 import { Executor, WakeUp, type FaultPoint } from "@rewind/executor";
 import { Sandbox, compileScript, type CompiledScript } from "@rewind/sandbox";
 import { defineToolset, type ToolContext } from "@rewind/sdk";
-import { FolderBlobStore, SqlStore, migrate, openSqlClient, type Store } from "@rewind/store";
-import { createTestDatabase } from "@rewind/store/testing";
+import type { Store } from "@rewind/store";
+import { createRun, until, useTestStore } from "./harness.js";
 
 const SOURCE = `import { tools, sleep } from "rewind";
 export default async () => {
@@ -26,8 +23,7 @@ export default async () => {
 };`;
 
 let store: Store;
-let drop: () => Promise<void>;
-let blobDir: string;
+useTestStore("wal", (made) => (store = made));
 let script: CompiledScript;
 const sandbox = new Sandbox({ mode: "async" });
 const invocations: { callId: string; body: string }[] = [];
@@ -39,42 +35,11 @@ const toolset = defineToolset("wal", {
 });
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  const sql = await openSqlClient({ databaseUrl: database.url });
-  await migrate(sql);
-  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-wal-"));
-  store = new SqlStore(sql, new FolderBlobStore(blobDir));
-  drop = database.drop;
   script = await compileScript({ source: SOURCE, filename: "wal.ts" });
-  await store.putScript("default", script);
 });
-afterAll(async () => {
-  sandbox.dispose();
-  await store.close();
-  await drop();
-  rmSync(blobDir, { recursive: true, force: true });
-});
+afterAll(() => sandbox.dispose());
 
-let runs = 0;
-async function submit(): Promise<string> {
-  const runId = `run_wal_${(runs++).toString().padStart(3, "0")}_${Date.now().toString(36)}`;
-  await store.createRun({
-    started: {
-      seq: 1,
-      kind: "run.started",
-      at: Date.now(),
-      runId,
-      scriptHash: script.hash,
-      input: null,
-      seed: newSeed(),
-      epoch: 1,
-      toolset: "wal",
-      namespace: "default",
-    },
-    ttlMs: 60_000,
-  });
-  return runId;
-}
+const submit = () => createRun(store, script, { toolset: "wal" });
 
 /** Errors the executors reported (they retry): what a timed-out scenario is explained by. */
 const reported: string[] = [];
@@ -89,13 +54,6 @@ const executor = (owner: string, crashAt?: (point: FaultPoint) => boolean) =>
     ...(crashAt ? { crashAt } : {}),
   });
 
-async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 const ended = async (runId: string) => (await store.getRun(runId))?.status === "completed";
 
 /** What a journal says, without wall-clock times or ids: equal for equal live runs. */
@@ -123,7 +81,7 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
       return false;
     });
     await exec.activate(runId);
-    await until(() => ended(runId));
+    await until(() => ended(runId), 15_000, `${runId} to complete`);
     await exec.close();
     clean = shape(await store.readJournal(runId));
     expect((await store.getRun(runId))?.result).toBe(6);
@@ -149,7 +107,7 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
         // this run never reaches is simply not a crash point of this run.
         const didCrash = await Promise.race([
           crash.then(() => true),
-          until(() => ended(runId)).then(() => false),
+          until(() => ended(runId), 15_000, `${runId} to complete`).then(() => false),
         ]);
         if (!didCrash) {
           await victim.close();
@@ -165,14 +123,16 @@ describe("write-ahead: a crash between any two steps loses nothing and repeats n
         const wake = new WakeUp(store, (r) => rescuer.activate(r.runId), { pollMs: 10 });
         await wake.recover();
         wake.start();
-        await until(() => ended(runId)).catch(async (error: Error) => {
-          const state = await store.getRun(runId);
-          const kinds = (await store.readJournal(runId)).map((e) => e.kind).join(", ");
-          throw new Error(
-            `crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}; ` +
-              `rescuer hot runs: ${rescuer.hotRuns}; errors: ${reported.slice(-5).join(" | ") || "none"}`,
-          );
-        });
+        await until(() => ended(runId), 15_000, `${runId} to complete`).catch(
+          async (error: Error) => {
+            const state = await store.getRun(runId);
+            const kinds = (await store.readJournal(runId)).map((e) => e.kind).join(", ");
+            throw new Error(
+              `crash at ${point} #${occurrence}: ${error.message}; run ${state?.status}: ${kinds}; ` +
+                `rescuer hot runs: ${rescuer.hotRuns}; errors: ${reported.slice(-5).join(" | ") || "none"}`,
+            );
+          },
+        );
         wake.stop();
         await rescuer.close();
 
