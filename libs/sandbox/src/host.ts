@@ -349,6 +349,8 @@ export class ScriptInstance {
   private script: ivm.Script | undefined;
   /** The highest command id seen: ids are new and increasing, or the guest is lying. */
   private lastId = 0;
+  /** The guest sent the run's end: nothing may follow it. */
+  private finished = false;
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -510,6 +512,7 @@ export class ScriptInstance {
           batch,
           (p) => this.mapper.callsite(p),
           (s) => this.mapper.stack(s),
+          this.sandbox.options,
         ),
       );
     } catch (error) {
@@ -527,10 +530,15 @@ export class ScriptInstance {
     }
   }
 
-  /** Calls and timers carry new ids in increasing order; a cancel names one already set. */
+  /**
+   * Calls and timers carry new ids in increasing order; a cancel names one already set; no batch
+   * follows the one that ended the run.
+   */
   private checkIds(commands: GuestCommand[]): GuestCommand[] {
     for (const command of commands) {
-      if (command.type === "call" || command.type === "timer.set") {
+      if (this.finished) throw new TypeError("a command follows the run's end");
+      if (command.type === "complete" || command.type === "fail") this.finished = true;
+      else if (command.type === "call" || command.type === "timer.set") {
         if (command.id <= this.lastId) throw new TypeError(`command id ${command.id} is not new`);
         this.lastId = command.id;
       } else if (command.type === "timer.cancel" && command.id > this.lastId) {
@@ -613,6 +621,7 @@ export class ScriptInstance {
         batch,
         (site) => site,
         (stack) => stack,
+        this.sandbox.options,
       )) {
         if (command.type === "output") outputs++;
         else if (command.type === "timer.set") timers++;
