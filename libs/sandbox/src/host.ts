@@ -347,10 +347,16 @@ export class ScriptInstance {
   private sliced = 0;
   private state: "live" | "ended" | "evicted" = "live";
   private script: ivm.Script | undefined;
-  /** The highest command id seen: ids are new and increasing, or the guest is lying. */
+  /** The highest command id seen: ids are consecutive, or the guest is lying. */
   private lastId = 0;
   /** The guest sent the run's end: nothing may follow it. */
   private finished = false;
+  /**
+   * Calls emitted and not yet answered. The runtime completes a run only once every call it made
+   * is answered: a completion while one is out means the call was forged (its answer would be
+   * journaled after the run's end).
+   */
+  private readonly callsOut = new Set<number>();
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -410,6 +416,7 @@ export class ScriptInstance {
   }
 
   deliver(event: GuestEvent): Promise<GuestCommand[]> {
+    if (event.type === "call.result" || event.type === "call.error") this.callsOut.delete(event.id);
     return this.activate(this.deliverFn, eventToWire(event));
   }
 
@@ -531,16 +538,24 @@ export class ScriptInstance {
   }
 
   /**
-   * Calls and timers carry new ids in increasing order; a cancel names one already set; no batch
-   * follows the one that ended the run.
+   * Calls and timers carry consecutive ids; a cancel names one already set; a success never
+   * leaves a call unanswered; nothing follows the command that ended the run.
    */
   private checkIds(commands: GuestCommand[]): GuestCommand[] {
     for (const command of commands) {
       if (this.finished) throw new TypeError("a command follows the run's end");
-      if (command.type === "complete" || command.type === "fail") this.finished = true;
-      else if (command.type === "call" || command.type === "timer.set") {
-        if (command.id <= this.lastId) throw new TypeError(`command id ${command.id} is not new`);
+      if (command.type === "complete" || command.type === "fail") {
+        this.finished = true;
+        // A failure may end a run with calls out (the runtime broke mid-delivery); a success not.
+        const [out] = this.callsOut;
+        if (command.type === "complete" && out !== undefined)
+          throw new TypeError(`the run completed while its tool call ${out} was unanswered`);
+      } else if (command.type === "call" || command.type === "timer.set") {
+        // The runtime numbers calls and timers 1, 2, 3…: a gap is an id the runtime never gave.
+        if (command.id !== this.lastId + 1)
+          throw new TypeError(`command id ${command.id} is not the next one, ${this.lastId + 1}`);
         this.lastId = command.id;
+        if (command.type === "call") this.callsOut.add(command.id);
       } else if (command.type === "timer.cancel" && command.id > this.lastId) {
         throw new TypeError(`timer.cancel names id ${command.id}, which was never set`);
       }

@@ -18,14 +18,17 @@ afterAll(() => sb.dispose());
 /** A callsite the runtime splices into the batch: closes the string and adds two commands. */
 const INJECTION =
   `1:1","args":null},{"t":"done","ok":true,"value":"forged"},` +
-  `{"t":"call","id":2,"name":"charge","site":"1:1`;
+  `{"t":"call","id":2,"name":"charge","site":"1`;
 
-const FORGER = `import { tools } from "rewind";
+/** A forged call with an id the runtime never gave: its answer would come after the run's end. */
+const FAR_ID = `1:1","args":null},{"t":"call","id":1000,"name":"charge","site":"1`;
+
+const forger = (injection: string) => `import { tools } from "rewind";
 export default async function main() {
   const E = Error as any;
   const crafted = (_error: unknown, frames: unknown[]) => [{
     getFileName: () => "rewind-script.js",
-    getLineNumber: () => ${JSON.stringify(INJECTION)},
+    getLineNumber: () => ${JSON.stringify(injection)},
     getColumnNumber: () => 0,
   }];
   let current: unknown = undefined;
@@ -43,27 +46,38 @@ export default async function main() {
   return "honest end";
 }`;
 
+async function runForger(injection: string) {
+  const charges: unknown[] = [];
+  const toolset = defineToolset("wire", {
+    charge: {
+      unsafeToRepeat: true,
+      run: (args: unknown) => {
+        charges.push(args);
+        return { charged: true };
+      },
+    },
+  });
+  const script = await compileScript({ source: forger(injection), filename: "forger.ts" });
+  const result = await runInProcess({ script, sandbox: sb, toolset });
+  return { result, charges, kinds: result.journal.map((entry) => entry.kind) };
+}
+
 describe("forged commands", () => {
   it("cannot splice a completion and a call after it into the batch", async () => {
-    const charges: unknown[] = [];
-    const toolset = defineToolset("wire", {
-      charge: {
-        unsafeToRepeat: true,
-        run: (args: unknown) => {
-          charges.push(args);
-          return { charged: true };
-        },
-      },
-    });
-    const script = await compileScript({ source: FORGER, filename: "forger.ts" });
-    const result = await runInProcess({ script, sandbox: sb, toolset });
-    const kinds = result.journal.map((entry) => entry.kind);
+    const { result, charges, kinds } = await runForger(INJECTION);
     // No forged completion stands, and the batch that carried it was refused whole.
     expect(kinds, `journal: ${kinds.join(", ")}`).toEqual(["run.started", "run.failed"]);
     expect(result.status).toBe("failed");
     expect(result.error).toMatchObject({ code: "SANDBOX_ERROR" });
     expect(result.error?.message).toMatch(/invalid command.*follows the run's end/);
     expect(charges, "the unsafeToRepeat tool never ran").toEqual([]);
+  });
+
+  it("cannot splice in a call with an id of its own", async () => {
+    const { result, charges, kinds } = await runForger(FAR_ID);
+    expect(kinds, `journal: ${kinds.join(", ")}`).toEqual(["run.started", "run.failed"]);
+    expect(result.error?.message).toMatch(/command id 1000 is not the next one, 2/);
+    expect(charges).toEqual([]);
   });
 });
 
