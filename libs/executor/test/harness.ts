@@ -39,7 +39,13 @@ let created = 0;
 export async function createRun(
   store: Store,
   script: CompiledScript,
-  options: { toolset: string; input?: Json; epoch?: number },
+  options: {
+    toolset: string;
+    input?: Json;
+    epoch?: number;
+    /** A fork: the run and seq it starts from. */
+    parent?: { runId: string; seq: number };
+  },
 ): Promise<string> {
   await store.putScript("default", script);
   const n = (created++).toString().padStart(3, "0");
@@ -55,6 +61,7 @@ export async function createRun(
     epoch: options.epoch ?? 1,
     toolset: options.toolset,
     namespace: "default",
+    ...(options.parent === undefined ? {} : { parent: options.parent }),
   };
   await store.createRun({ started, ttlMs: 60_000 });
   return runId;

@@ -92,7 +92,12 @@ export const EPOCHS: readonly EpochRelease[] = [
     // Then from sha256:4c46d33e…: the error table gained BAD_REQUEST, METHOD_NOT_ALLOWED,
     // URI_TOO_LONG and HEADERS_TOO_LARGE, answers of the API's door that no journal entry holds;
     // the engine reads the table only for RewindError.retryable (the corpus replays byte for byte).
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    // Then from sha256:160c4ba7…: the host holds each command batch to the wire's schema (issue
+    // 17, forged commands): exact fields and types, callsites as line:column, values within the
+    // size and depth limits the guest itself enforces, nothing after the run's end. Every batch
+    // the epoch-1 runtime writes on its own passes unchanged (the corpus replays byte for byte);
+    // only batches a script forged by splicing text into them are refused, failing that run.
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: {
       timeZone: "UTC",
       defaultLocale: "en-US",
@@ -116,7 +121,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: EPOCH_1_REPLAY,
     notes:
       "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
@@ -133,7 +138,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: EPOCH_1_REPLAY,
     notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
   },
@@ -148,7 +153,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: EPOCH_1_REPLAY,
     notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
   },
