@@ -120,6 +120,8 @@ export class Cluster {
   databaseUrl = "";
   api!: Rewind;
   apiUrl = "";
+  /** The API token the cluster's client uses (REWIND_TOKEN for a CLI process). */
+  token = "";
   private env: NodeJS.ProcessEnv = {};
   private database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   private readonly prefix = `rewind-chaos-${randomBytes(4).toString("hex")}`;
@@ -151,6 +153,7 @@ export class Cluster {
     };
     this.apiPort = await freePort();
     this.apiUrl = `http://127.0.0.1:${this.apiPort}`;
+    this.token = token;
     this.api = new Rewind({ url: this.apiUrl, token });
     await this.startApi();
   }
@@ -166,15 +169,28 @@ export class Cluster {
     });
   }
 
-  /** A worker; with `health`, it serves /healthz and /metrics on a port of its own. */
-  async startWorker(options: { health?: boolean; env?: Record<string, string> } = {}) {
+  /**
+   * A worker; with `health`, it serves /healthz and /metrics on a port of its own. With `runtime`,
+   * it runs on another Node from another checkout of this repository (one installed and built
+   * with that Node: node_modules differ per Node), with that checkout's toolset file.
+   */
+  async startWorker(
+    options: {
+      health?: boolean;
+      env?: Record<string, string>;
+      runtime?: { nodeBin: string; root: string };
+    } = {},
+  ) {
     const healthPort = options.health ? await freePort() : undefined;
+    const from = options.runtime?.root ?? root;
+    const toolsFile = this.options.toolsFile ?? path.join(fixtures, "counting-tools.ts");
     const worker = this.spawn(
-      ["worker", "--toolset", this.options.toolsFile ?? path.join(fixtures, "counting-tools.ts")],
+      ["worker", "--toolset", path.join(from, path.relative(root, toolsFile))],
       {
         ...(healthPort !== undefined ? { REWIND_HEALTH_PORT: String(healthPort) } : {}),
         ...options.env,
       },
+      options.runtime,
     );
     this.workers.push(worker);
     await until(
@@ -226,10 +242,16 @@ export class Cluster {
     await this.database?.drop();
   }
 
-  private spawn(args: string[], env: Record<string, string> = {}): ServiceProcess {
+  private spawn(
+    args: string[],
+    env: Record<string, string> = {},
+    runtime?: { nodeBin: string; root: string },
+  ): ServiceProcess {
+    const node = runtime === undefined ? process.execPath : path.join(runtime.nodeBin, "node");
+    const from = runtime?.root ?? root;
     return new ServiceProcess(
-      spawn(process.execPath, [cli, ...args], {
-        cwd: root,
+      spawn(node, [path.join(from, path.relative(root, cli)), ...args], {
+        cwd: from,
         env: { ...this.env, ...env },
         stdio: ["ignore", "ignore", "pipe"],
       }),
