@@ -265,9 +265,7 @@ quarantine
 const epochs$ = () => import("./commands/epochs.js");
 const epochs = program
   .command("epochs")
-  .description(
-    "the determinism epochs the server supports, with the live runs and workers on each",
-  )
+  .description("the determinism epochs the server supports, with the live runs and workers on each")
   .option("--json", "print JSON")
   .action(lazy(epochs$, "epochsCommand"));
 epochs

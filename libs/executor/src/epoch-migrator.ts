@@ -1,12 +1,6 @@
 import { RewindError } from "@rewind/core";
 import type { CompiledScript, ScriptSandbox } from "@rewind/sandbox";
-import type {
-  EpochCheck,
-  EpochCheckReport,
-  EpochRunVerdict,
-  RunRoute,
-  Store,
-} from "@rewind/store";
+import type { EpochCheck, EpochCheckReport, EpochRunVerdict, RunRoute, Store } from "@rewind/store";
 import { checkReplay } from "./replay-check.js";
 
 export interface EpochMigratorOptions {

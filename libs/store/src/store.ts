@@ -8,12 +8,7 @@ import type {
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 import type { LiveWorker } from "./workers.js";
-import type {
-  EpochCheck,
-  EpochCheckReport,
-  EpochMove,
-  NewEpochCheck,
-} from "./epoch-moves.js";
+import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
 
 export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);

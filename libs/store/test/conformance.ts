@@ -704,9 +704,7 @@ export function conformance(name: string, backend: Backend): void {
       const from = 700 + counter++;
       const to = from + 1;
       const { entry, lease } = await newRun({ epoch: from });
-      await store.commit([
-        { lease, afterSeq: 1, entries: [call(2)], status: "waiting" },
-      ]);
+      await store.commit([{ lease, afterSeq: 1, entries: [call(2)], status: "waiting" }]);
       expect(await store.openRunsOfEpoch("default", from, 10)).toEqual([entry.runId]);
       const move = { from, to, by: "ops (default)" };
       // Checked at seq 1, but the journal has grown since: it stays.

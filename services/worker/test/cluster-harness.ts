@@ -110,6 +110,8 @@ export interface ClusterOptions {
   /** Extra environment for every process (lease length, sticky timeout, …). */
   env?: Record<string, string>;
   toolsFile?: string;
+  /** How long a process may take to be ready (default 30 s). */
+  startupMs?: number;
 }
 
 export class Cluster {
@@ -163,7 +165,7 @@ export class Cluster {
     await until(
       "rewind api to answer",
       async () => (await fetch(`${this.apiUrl}/healthz`)).ok || undefined,
-      30_000,
+      this.options.startupMs ?? 30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${this.apiProcess!.log}`);
     });
@@ -196,7 +198,7 @@ export class Cluster {
     await until(
       "the worker to be ready",
       async () => (worker.ready = worker.log.includes("worker ready")),
-      30_000,
+      this.options.startupMs ?? 30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${worker.log}`);
     });
@@ -214,7 +216,7 @@ export class Cluster {
     await until(
       "the quarantine service to be ready",
       async () => (service.ready = service.log.includes("quarantine service ready")),
-      30_000,
+      this.options.startupMs ?? 30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${service.log}`);
     });

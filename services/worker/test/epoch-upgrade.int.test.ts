@@ -30,6 +30,8 @@ if (node24Root === undefined)
 describe.skipIf(node24Root === undefined)("upgrading Node 20 to Node 24 with runs open", () => {
   const cluster = new Cluster({
     env: { REWIND_LEASE_MS: "3000", REWIND_STICKY_TIMEOUT_MS: "200" },
+    // Two runtimes' processes start on a loaded machine: give them time.
+    startupMs: 90_000,
   });
   let nodeBin = "";
 
@@ -126,7 +128,9 @@ describe.skipIf(node24Root === undefined)("upgrading Node 20 to Node 24 with run
         const [move] = await store.epochMoves(id);
         expect(move).toMatchObject({ from: oldEpoch, to: newEpoch, by: expect.any(String) });
         // The seq the CLI printed: the journal's end when it was replayed.
-        const printed = new RegExp(`moved\\s+${id}\\s+\\(replayed to seq (\\d+)\\)`).exec(moved.out);
+        const printed = new RegExp(`moved\\s+${id}\\s+\\(replayed to seq (\\d+)\\)`).exec(
+          moved.out,
+        );
         expect(move!.checkedSeq).toBe(Number(printed?.[1]));
       }
       expect(await store.epochMoves(mathE.id)).toEqual([]);

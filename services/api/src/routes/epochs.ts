@@ -119,7 +119,10 @@ export const migrateEpoch = defineRoute({
   params: EpochParams,
   body: MigrateBody,
   responses: {
-    202: { description: "Asked: a worker of the target epoch does the check", schema: EpochCheckView },
+    202: {
+      description: "Asked: a worker of the target epoch does the check",
+      schema: EpochCheckView,
+    },
   },
   errors: [401, 409, 422, 503],
   async handle({ params, body, namespace, request, reply }, ctx) {
