@@ -43,6 +43,8 @@ export class EpochMigrator {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = true;
+  /** stop() was called: a check under way is left for another taker. */
+  private stopping = false;
 
   constructor(private readonly options: EpochMigratorOptions) {
     this.checker = `${options.owner}:epoch-check`;
@@ -51,11 +53,13 @@ export class EpochMigrator {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.stopping = false;
     this.poke();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     clearTimeout(this.timer);
     await this.running;
   }
@@ -108,7 +112,7 @@ export class EpochMigrator {
       );
       for (const runId of page) {
         // Stopping: the check is left unfinished, and taken again once this taker is silent.
-        if (this.stopped) throw new Error(`stopped during check ${check.id}; it is taken again`);
+        if (this.stopping) throw new Error(`stopped during check ${check.id}; it is taken again`);
         runs.push(await this.checkRun(check, runId));
         await this.options.store.touchEpochCheck(check.id, this.checker);
       }
