@@ -17,7 +17,12 @@ export async function migrateEpochCommand(
       throw new RewindError("INVALID_INPUT", `${what} is an epoch number, like 3; got "${text}"`);
     return Number(text);
   };
-  const waitMs = parseDuration(options.wait, "--wait");
+  let waitMs: number;
+  try {
+    waitMs = parseDuration(options.wait, "--wait");
+  } catch (error) {
+    throw new RewindError("INVALID_INPUT", (error as Error).message);
+  }
   const api = client();
   let check = await api.migrateEpoch(epoch(from, "<from>"), {
     to: epoch(options.to, "--to"),
