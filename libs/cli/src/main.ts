@@ -262,11 +262,24 @@ quarantine
   .option("--reason <text>", "why, recorded in the run's failure")
   .action(lazy(quarantine$, "giveUpCommand"));
 
-program
+const epochs$ = () => import("./commands/epochs.js");
+const epochs = program
   .command("epochs")
-  .description("the determinism epochs the server supports, with the live runs on each")
+  .description("the determinism epochs the server supports, with the live runs and workers on each")
   .option("--json", "print JSON")
-  .action(lazy(() => import("./commands/epochs.js"), "epochsCommand"));
+  .action(lazy(epochs$, "epochsCommand"));
+epochs
+  .command("migrate")
+  .description(
+    "replay the open runs of epoch <from> on a worker of epoch --to, and move those that match",
+  )
+  .argument("<from>", "the epoch whose open runs are checked")
+  .requiredOption("--to <epoch>", "the epoch to move them to (a worker of it must be live)")
+  .option("--dry-run", "only check: say which runs would move, move none")
+  .option("--allow-draft", "allow a draft (unreleased) --to epoch, to try a runtime out")
+  .option("--wait <duration>", "how long to wait for the check's verdicts (30s, 10m)", "10m")
+  .option("--json", "print the check as JSON")
+  .action(lazy(() => import("./commands/epochs-migrate.js"), "migrateEpochCommand"));
 
 program
   .command("migrate")

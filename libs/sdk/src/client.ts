@@ -1,6 +1,7 @@
 import type { ErrorData, Json, JournalEntry, RunStatus } from "@rewind/core";
 import { followJournal, type FollowOptions } from "./journal-stream.js";
 import type {
+  EpochCheckView,
   EpochView,
   QuarantineActionResult,
   QuarantineDetail,
@@ -214,6 +215,21 @@ export class Rewind {
   /** The determinism epochs the server's build supports, with the live runs on each. */
   epochs(): Promise<{ current: number; epochs: EpochView[] }> {
     return this.request("GET", "/v1/epochs");
+  }
+
+  /**
+   * Asks a worker of epoch `to` to replay the open runs of epoch `from` and move those that match
+   * (none with dryRun); poll `epochCheck` for the verdicts.
+   */
+  migrateEpoch(
+    from: number,
+    options: { to: number; dryRun?: boolean; allowDraft?: boolean },
+  ): Promise<EpochCheckView> {
+    return this.request("POST", `/v1/epochs/${from}/migrate`, options);
+  }
+
+  epochCheck(id: number): Promise<EpochCheckView> {
+    return this.request("GET", `/v1/epochs/checks/${id}`);
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

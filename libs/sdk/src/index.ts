@@ -23,6 +23,8 @@ export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";
 export type {
   EntryLabel,
+  EpochCheckView,
+  EpochRunVerdict,
   EpochView,
   PendingQuarantineRequest,
   QuarantineActionResult,

@@ -77,6 +77,34 @@ export interface EpochView {
   runs: { open: number; byStatus: Record<string, number> };
   /** Workers alive that run the epoch: with none, its runs wait for one. */
   workers: number;
+  /** Those workers, by lease owner name, and when each was last seen. */
+  liveWorkers?: { owner: string; seenAt: string }[];
   /** Open runs (quarantined ones aside) waiting for a worker of the epoch: none is alive. */
   waiting: number;
+}
+
+/** What became of one run in an epoch check (`rewind epochs migrate`). */
+export interface EpochRunVerdict {
+  runId: string;
+  /** moved / would-move (dry run): it replays the same; diverges: it stays; skipped: see message. */
+  verdict: "moved" | "would-move" | "diverges" | "skipped";
+  checkedSeq?: number;
+  divergedAt?: number;
+  message?: string;
+}
+
+/** An operator's check of an epoch's open runs on another, done by a worker of the other. */
+export interface EpochCheckView {
+  id: number;
+  from: number;
+  to: number;
+  dryRun: boolean;
+  requestedBy: string;
+  requestedAt: string;
+  state: "pending" | "checking" | "done";
+  takenBy?: string;
+  finishedAt?: string;
+  checkedBy?: string;
+  runtime?: string;
+  runs?: EpochRunVerdict[];
 }

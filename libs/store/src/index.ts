@@ -25,6 +25,13 @@ export type {
 } from "./quarantine.js";
 export type { ToolDescription, ToolsetDescription, PublishedToolset } from "./toolsets.js";
 export type { LiveWorker } from "./workers.js";
+export type {
+  EpochCheck,
+  EpochCheckReport,
+  EpochMove,
+  EpochRunVerdict,
+  NewEpochCheck,
+} from "./epoch-moves.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";

@@ -8,6 +8,8 @@ import type { LeaseOptions } from "./leases.js";
 import * as quarantine from "./quarantine.js";
 import * as toolsets from "./toolsets.js";
 import * as workers from "./workers.js";
+import * as epochMoves from "./epoch-moves.js";
+import type { EpochCheckReport, NewEpochCheck } from "./epoch-moves.js";
 import type {
   EpochRunCount,
   NewQuarantineRequest,
@@ -467,6 +469,41 @@ export class SqlStore implements Store {
   }
 
   // ---- workers (the queries are in workers.ts)
+
+  requestEpochCheck(check: NewEpochCheck) {
+    return epochMoves.requestEpochCheck(this.sql, check);
+  }
+
+  takeEpochCheck(owner: string, epochs: readonly number[], staleMs: number) {
+    return epochMoves.takeEpochCheck(this.sql, owner, epochs, staleMs);
+  }
+
+  touchEpochCheck(id: number, owner: string) {
+    return epochMoves.touchEpochCheck(this.sql, id, owner);
+  }
+
+  finishEpochCheck(id: number, owner: string, report: EpochCheckReport) {
+    return epochMoves.finishEpochCheck(this.sql, id, owner, report);
+  }
+
+  getEpochCheck(namespace: string, id: number) {
+    return epochMoves.getEpochCheck(this.sql, namespace, id);
+  }
+
+  openRunsOfEpoch(namespace: string, epoch: number, limit: number, afterId?: string) {
+    return epochMoves.openRunsOfEpoch(this.sql, namespace, epoch, limit, afterId);
+  }
+
+  moveRunEpoch(
+    lease: Lease,
+    move: { from: number; to: number; checkedSeq: number; by: string; checkId?: number },
+  ) {
+    return epochMoves.moveRunEpoch(this.sql, lease, move);
+  }
+
+  epochMoves(runId: string) {
+    return epochMoves.epochMoves(this.sql, runId);
+  }
 
   workerSeen(owner: string, epochs: readonly number[]): Promise<void> {
     return workers.workerSeen(this.sql, owner, epochs);

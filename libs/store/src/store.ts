@@ -8,6 +8,7 @@ import type {
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 import type { LiveWorker } from "./workers.js";
+import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
 
 export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -251,6 +252,32 @@ export interface Store {
   quarantineCounts(): Promise<QuarantineCount[]>;
   /** Runs that have not ended, by epoch and status (of one namespace, or all). */
   openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]>;
+
+  // ---- moving runs between epochs (epoch-moves.ts)
+
+  /** An operator's request to check (and move) a namespace's runs of one epoch onto another. */
+  requestEpochCheck(check: NewEpochCheck): Promise<EpochCheck>;
+  /** A worker of one of `epochs` takes the oldest check onto it nobody is working on. */
+  takeEpochCheck(
+    owner: string,
+    epochs: readonly number[],
+    staleMs: number,
+  ): Promise<EpochCheck | undefined>;
+  touchEpochCheck(id: number, owner: string): Promise<void>;
+  finishEpochCheck(id: number, owner: string, report: EpochCheckReport): Promise<void>;
+  getEpochCheck(namespace: string, id: number): Promise<EpochCheck | undefined>;
+  openRunsOfEpoch(
+    namespace: string,
+    epoch: number,
+    limit: number,
+    afterId?: string,
+  ): Promise<string[]>;
+  /** Moves a run checked at `checkedSeq` under `lease` (compare-and-set, recorded with it). */
+  moveRunEpoch(
+    lease: Lease,
+    move: { from: number; to: number; checkedSeq: number; by: string; checkId?: number },
+  ): Promise<"ok" | "changed">;
+  epochMoves(runId: string): Promise<EpochMove[]>;
 
   // ---- workers (workers.ts)
 

@@ -700,6 +700,64 @@ export function conformance(name: string, backend: Backend): void {
       expect(await countBlobs()).toBeLessThan(blobsBefore);
     });
 
+    it("moves a run between epochs only if its journal still ends at the checked seq", async () => {
+      const from = 700 + counter++;
+      const to = from + 1;
+      const { entry, lease } = await newRun({ epoch: from });
+      await store.commit([{ lease, afterSeq: 1, entries: [call(2)], status: "waiting" }]);
+      expect(await store.openRunsOfEpoch("default", from, 10)).toEqual([entry.runId]);
+      const move = { from, to, by: "ops (default)" };
+      // Checked at seq 1, but the journal has grown since: it stays.
+      expect(await store.moveRunEpoch(lease, { ...move, checkedSeq: 1 })).toBe("changed");
+      // A lease that is no longer the run's (someone took it since) moves nothing.
+      const newer = (await store.acquireLease(entry.runId, "owner-b", 30_000, { steal: true }))!;
+      expect(await store.moveRunEpoch(lease, { ...move, checkedSeq: 2 })).toBe("changed");
+      expect((await store.getRun(entry.runId))?.epoch).toBe(from);
+      expect(await store.moveRunEpoch(newer, { ...move, checkedSeq: 2 })).toBe("ok");
+      expect((await store.getRun(entry.runId))?.epoch).toBe(to);
+      expect(await store.openRunsOfEpoch("default", from, 10)).toEqual([]);
+      // Moved once: a second try (a check taken again after a crash) finds it on `to` already.
+      expect(await store.moveRunEpoch(newer, { ...move, checkedSeq: 2 })).toBe("changed");
+      expect(await store.epochMoves(entry.runId)).toEqual([
+        {
+          runId: entry.runId,
+          checkedSeq: 2,
+          from,
+          to,
+          by: "ops (default)",
+          checkId: null,
+          at: expect.any(Date),
+        },
+      ]);
+    });
+
+    it("hands an epoch check to one worker of its target epoch, again only when that one is silent", async () => {
+      const to = 800 + counter++;
+      const check = await store.requestEpochCheck({
+        namespace: "default",
+        from: to - 1,
+        to,
+        requestedBy: "ops (default)",
+        dryRun: true,
+      });
+      expect(check).toMatchObject({ from: to - 1, to, dryRun: true, takenBy: null, report: null });
+      expect(await store.takeEpochCheck("w-other", [to + 1], 60_000)).toBeUndefined();
+      expect((await store.takeEpochCheck("w-a", [to], 60_000))?.id).toBe(check.id);
+      expect(await store.takeEpochCheck("w-b", [to], 60_000)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      // w-a fell silent for longer than 10 ms: w-b takes it over, and w-a can no longer finish it.
+      expect((await store.takeEpochCheck("w-b", [to], 10))?.id).toBe(check.id);
+      const report = { checkedBy: "w-b", runtime: "Node x", runs: [] };
+      await store.finishEpochCheck(check.id, "w-a", { ...report, checkedBy: "w-a" });
+      expect((await store.getEpochCheck("default", check.id))?.finishedAt).toBeNull();
+      await store.finishEpochCheck(check.id, "w-b", report);
+      const done = await store.getEpochCheck("default", check.id);
+      expect(done?.report).toEqual(report);
+      expect(done?.finishedAt).toBeInstanceOf(Date);
+      expect(await store.getEpochCheck("tenant-b", check.id)).toBeUndefined();
+      expect(await store.takeEpochCheck("w-c", [to], 0)).toBeUndefined();
+    });
+
     quarantineConformance(() => store);
 
     it("refuses a database whose schema is newer than this build", async () => {

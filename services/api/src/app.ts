@@ -22,7 +22,7 @@ import { forkRun } from "./routes/fork.js";
 import { replayRun, replayRuns } from "./routes/replay.js";
 import { registerMetrics } from "./routes/metrics.js";
 import { createLogger } from "@rewind/telemetry";
-import { listEpochs } from "./routes/epochs.js";
+import { listEpochs, migrateEpoch, showEpochCheck } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
@@ -90,6 +90,8 @@ const ROUTES: readonly Route[] = [
   releaseRun,
   giveUpRun,
   listEpochs,
+  migrateEpoch,
+  showEpochCheck,
   replayRun,
   replayRuns,
 ];

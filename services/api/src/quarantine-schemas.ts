@@ -139,6 +139,9 @@ export const EpochView = z.object({
     description:
       "Workers alive that run the epoch (seen in the last 15 s). With none, its runs wait for one",
   }),
+  liveWorkers: z
+    .array(z.object({ owner: z.string(), seenAt: z.string() }))
+    .meta({ description: "The live workers that run it, by lease owner name, and when last seen" }),
   waiting: z.number().int().meta({
     description:
       "Open runs (quarantined ones aside) that wait for a worker: those of an epoch no live worker runs",

@@ -41,6 +41,8 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/quarantine/{id}/release",
         "POST /v1/quarantine/{id}/give-up",
         "GET /v1/epochs",
+        "POST /v1/epochs/{epoch}/migrate",
+        "GET /v1/epochs/checks/{id}",
       ].sort(),
     );
   });

@@ -10,6 +10,7 @@ import {
   serviceEnv,
 } from "@rewind/core/service-config";
 import {
+  EpochMigrator,
   Executor,
   SandboxProcesses,
   WakeUp,
@@ -155,6 +156,18 @@ export async function startWorker(options: WorkerOptions) {
     strandedAfterMs: Math.max(2_000, config.REWIND_LEASE_MS / 2),
   });
   wake.start();
+  // Operators' checks of older epochs' runs onto this worker's (rewind epochs migrate): replayed
+  // here, on this runtime and its guest, never in the API's process.
+  const migrator = new EpochMigrator({
+    store,
+    sandbox,
+    owner,
+    epochs: executor.epochs,
+    ring: (route) => queue.ring(route),
+    leaseTtlMs: config.REWIND_LEASE_MS,
+    log,
+  });
+  migrator.start();
   // The hot-run gauge from the executor itself at each scrape: no path that lets a run go can
   // leave it stale.
   const stopGauge = onScrape(async () => metrics.hotRuns.set(executor.hotRuns));
@@ -179,6 +192,7 @@ export async function startWorker(options: WorkerOptions) {
       draining = true;
       stopGauge();
       wake.stop();
+      await migrator.stop();
       await presence.stop();
       await queue.stopConsuming();
       const unfinished = await executor.close({ graceMs: config.REWIND_SHUTDOWN_GRACE_MS });

@@ -110,6 +110,8 @@ export interface ClusterOptions {
   /** Extra environment for every process (lease length, sticky timeout, …). */
   env?: Record<string, string>;
   toolsFile?: string;
+  /** How long a process may take to be ready (default 30 s). */
+  startupMs?: number;
 }
 
 export class Cluster {
@@ -120,6 +122,8 @@ export class Cluster {
   databaseUrl = "";
   api!: Rewind;
   apiUrl = "";
+  /** The API token the cluster's client uses (REWIND_TOKEN for a CLI process). */
+  token = "";
   private env: NodeJS.ProcessEnv = {};
   private database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   private readonly prefix = `rewind-chaos-${randomBytes(4).toString("hex")}`;
@@ -151,6 +155,7 @@ export class Cluster {
     };
     this.apiPort = await freePort();
     this.apiUrl = `http://127.0.0.1:${this.apiPort}`;
+    this.token = token;
     this.api = new Rewind({ url: this.apiUrl, token });
     await this.startApi();
   }
@@ -160,27 +165,40 @@ export class Cluster {
     await until(
       "rewind api to answer",
       async () => (await fetch(`${this.apiUrl}/healthz`)).ok || undefined,
-      30_000,
+      this.options.startupMs ?? 30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${this.apiProcess!.log}`);
     });
   }
 
-  /** A worker; with `health`, it serves /healthz and /metrics on a port of its own. */
-  async startWorker(options: { health?: boolean; env?: Record<string, string> } = {}) {
+  /**
+   * A worker; with `health`, it serves /healthz and /metrics on a port of its own. With `runtime`,
+   * it runs on another Node from another checkout of this repository (one installed and built
+   * with that Node: node_modules differ per Node), with that checkout's toolset file.
+   */
+  async startWorker(
+    options: {
+      health?: boolean;
+      env?: Record<string, string>;
+      runtime?: { nodeBin: string; root: string };
+    } = {},
+  ) {
     const healthPort = options.health ? await freePort() : undefined;
+    const from = options.runtime?.root ?? root;
+    const toolsFile = this.options.toolsFile ?? path.join(fixtures, "counting-tools.ts");
     const worker = this.spawn(
-      ["worker", "--toolset", this.options.toolsFile ?? path.join(fixtures, "counting-tools.ts")],
+      ["worker", "--toolset", path.join(from, path.relative(root, toolsFile))],
       {
         ...(healthPort !== undefined ? { REWIND_HEALTH_PORT: String(healthPort) } : {}),
         ...options.env,
       },
+      options.runtime,
     );
     this.workers.push(worker);
     await until(
       "the worker to be ready",
       async () => (worker.ready = worker.log.includes("worker ready")),
-      30_000,
+      this.options.startupMs ?? 30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${worker.log}`);
     });
@@ -198,7 +216,7 @@ export class Cluster {
     await until(
       "the quarantine service to be ready",
       async () => (service.ready = service.log.includes("quarantine service ready")),
-      30_000,
+      this.options.startupMs ?? 30_000,
     ).catch((error: Error) => {
       throw new Error(`${error.message}\n${service.log}`);
     });
@@ -226,10 +244,16 @@ export class Cluster {
     await this.database?.drop();
   }
 
-  private spawn(args: string[], env: Record<string, string> = {}): ServiceProcess {
+  private spawn(
+    args: string[],
+    env: Record<string, string> = {},
+    runtime?: { nodeBin: string; root: string },
+  ): ServiceProcess {
+    const node = runtime === undefined ? process.execPath : path.join(runtime.nodeBin, "node");
+    const from = runtime?.root ?? root;
     return new ServiceProcess(
-      spawn(process.execPath, [cli, ...args], {
-        cwd: root,
+      spawn(node, [path.join(from, path.relative(root, cli)), ...args], {
+        cwd: from,
         env: { ...this.env, ...env },
         stdio: ["ignore", "ignore", "pipe"],
       }),

@@ -34,6 +34,11 @@ export async function epochsCommand(options: { json?: boolean }): Promise<number
       .trimEnd();
   process.stdout.write(`${[dim(line(header)), ...rows.map(line)].join("\n")}\n`);
   for (const e of epochs)
+    if ((e.liveWorkers ?? []).length > 0)
+      process.stdout.write(
+        `${dim(`epoch ${e.epoch} runs on`)} ${e.liveWorkers!.map((w) => w.owner).join(", ")}\n`,
+      );
+  for (const e of epochs)
     if (e.waiting > 0)
       process.stdout.write(
         `${yellow("!")} ${e.waiting} run(s) of epoch ${e.epoch} wait: no live worker runs it (start one whose build supports it)\n`,
