@@ -31,6 +31,8 @@ export interface PlatformOptions {
   cpuProf: boolean;
   /** Load query-counter.mjs into the API and workers (counts in logDir/counts). */
   countQueries: boolean;
+  /** Further environment for the API and workers (REWIND_HOP_TRACE, REWIND_CHANGE_NOTICES). */
+  env?: Record<string, string>;
 }
 
 async function freePort(): Promise<number> {
@@ -74,6 +76,8 @@ export class Platform {
   readonly profileWindows: ProfileWindow[] = [];
   /** pid → name of every child started, for the CPU profiles they leave. */
   readonly names = new Map<number, string>();
+  /** The log file of every child started (stopped ones too). */
+  readonly logFiles: string[] = [];
   private api: Child | undefined;
   private generation = 0;
   private closing: Promise<string[]> | undefined;
@@ -123,6 +127,7 @@ export class Platform {
       // the leash gives a stopping process (REWIND_BENCH_EXIT_MS).
       REWIND_SHUTDOWN_GRACE_MS: "3000",
       NO_COLOR: "1",
+      ...options.env,
     };
     delete env.REWIND_TOKEN;
     delete env.REWIND_URL;
@@ -142,6 +147,7 @@ export class Platform {
     this.url = `http://127.0.0.1:${port}`;
     this.api = launch("api", ["api", "--port", String(port)], this.launchOptions());
     this.names.set(this.api.pid, "api");
+    this.logFiles.push(this.api.logFile);
     await this.api.waitFor(/API listening/, START_TIMEOUT_MS);
     const health = await fetch(`${this.url}/healthz`);
     if (!health.ok)
@@ -173,6 +179,7 @@ export class Platform {
     const worker = launch(name, args, options);
     this.workers.push(worker);
     this.names.set(worker.pid, name);
+    this.logFiles.push(worker.logFile);
     await worker.waitFor(/worker ready/, START_TIMEOUT_MS);
     const health = worker.find(/health and metrics on (\S+)\/healthz/);
     if (health) this.metricsUrls.set(worker, `${health[1]}/metrics`);
