@@ -33,6 +33,8 @@ export interface PlatformOptions {
   countQueries: boolean;
   /** Further environment for the API and workers (REWIND_HOP_TRACE, REWIND_CHANGE_NOTICES). */
   env?: Record<string, string>;
+  /** Further environment for the workers only (REWIND_CHANGE_NOTICES=off: the API still hears). */
+  workerEnv?: Record<string, string>;
 }
 
 async function freePort(): Promise<number> {
@@ -174,6 +176,7 @@ export class Platform {
     if (this.options.concurrency !== undefined)
       args.push("--concurrency", String(this.options.concurrency));
     const options = this.launchOptions();
+    options.env = { ...options.env, ...this.options.workerEnv };
     // As workers are deployed (services/worker/HOW_IT_WORKS.md, Configuration).
     options.nodeArgs.unshift(...WORKER_NODE_ARGS);
     const worker = launch(name, args, options);
