@@ -31,6 +31,10 @@ export interface PlatformOptions {
   cpuProf: boolean;
   /** Load query-counter.mjs into the API and workers (counts in logDir/counts). */
   countQueries: boolean;
+  /** Further environment for the API and workers (REWIND_HOP_TRACE, REWIND_CHANGE_NOTICES). */
+  env?: Record<string, string>;
+  /** Further environment for the workers only (REWIND_CHANGE_NOTICES=off: the API still hears). */
+  workerEnv?: Record<string, string>;
 }
 
 async function freePort(): Promise<number> {
@@ -74,6 +78,8 @@ export class Platform {
   readonly profileWindows: ProfileWindow[] = [];
   /** pid → name of every child started, for the CPU profiles they leave. */
   readonly names = new Map<number, string>();
+  /** The log file of every child started (stopped ones too). */
+  readonly logFiles: string[] = [];
   private api: Child | undefined;
   private generation = 0;
   private closing: Promise<string[]> | undefined;
@@ -123,6 +129,7 @@ export class Platform {
       // the leash gives a stopping process (REWIND_BENCH_EXIT_MS).
       REWIND_SHUTDOWN_GRACE_MS: "3000",
       NO_COLOR: "1",
+      ...options.env,
     };
     delete env.REWIND_TOKEN;
     delete env.REWIND_URL;
@@ -142,6 +149,7 @@ export class Platform {
     this.url = `http://127.0.0.1:${port}`;
     this.api = launch("api", ["api", "--port", String(port)], this.launchOptions());
     this.names.set(this.api.pid, "api");
+    this.logFiles.push(this.api.logFile);
     await this.api.waitFor(/API listening/, START_TIMEOUT_MS);
     const health = await fetch(`${this.url}/healthz`);
     if (!health.ok)
@@ -168,11 +176,13 @@ export class Platform {
     if (this.options.concurrency !== undefined)
       args.push("--concurrency", String(this.options.concurrency));
     const options = this.launchOptions();
+    options.env = { ...options.env, ...this.options.workerEnv };
     // As workers are deployed (services/worker/HOW_IT_WORKS.md, Configuration).
     options.nodeArgs.unshift(...WORKER_NODE_ARGS);
     const worker = launch(name, args, options);
     this.workers.push(worker);
     this.names.set(worker.pid, name);
+    this.logFiles.push(worker.logFile);
     await worker.waitFor(/worker ready/, START_TIMEOUT_MS);
     const health = worker.find(/health and metrics on (\S+)\/healthz/);
     if (health) this.metricsUrls.set(worker, `${health[1]}/metrics`);

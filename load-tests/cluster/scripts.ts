@@ -13,6 +13,13 @@ export default async function main(input: { n: number }) {
   return sum;
 }`;
 
+/** The stream's workload: `n` calls that each take `ms`, so its commits come one at a time. */
+export const PAUSES = `import { tools } from "rewind";
+export default async function main(input: { n: number; ms: number }) {
+  for (let i = 0; i < input.n; i++) await tools.pause({ ms: input.ms });
+  return input.n;
+}`;
+
 /** W2: `calls` calls with a durable sleep of `sleep` between each two. */
 export const SLEEPY = `import { tools, sleep } from "rewind";
 export default async function main(input: { calls: number; sleep: string }) {

@@ -42,6 +42,10 @@ async function handle(request: ChildRequest): Promise<void> {
       return;
     default:
       reply(request.id, await answer(request));
+      // While the worker commits what this activation produced: the next run's context, so a
+      // run's start need not wait for one (Sandbox.prepare). Not after an instantiate, whose
+      // start follows at once.
+      if (request.op !== "instantiate") setImmediate(() => sandbox?.prepare());
   }
 }
 

@@ -126,12 +126,29 @@ class IsolateSlot {
    * not be retired under them, or their context creation meets a disposed isolate.
    */
   starting = 0;
+  /** The next run's context, made ahead of it (Sandbox.prepare); undefined if that failed. */
+  private blank: Promise<BlankContext | undefined> | undefined;
 
   constructor(memoryLimitMb: number) {
     this.isolate = new (loadIsolatedVm().Isolate)({ memoryLimit: memoryLimitMb });
     this.runtime = this.isolate.compileScriptSync(guestBundle().code, {
       filename: "rewind-runtime.js",
     });
+  }
+
+  get hasBlank(): boolean {
+    return this.blank !== undefined;
+  }
+
+  putBlank(blank: Promise<BlankContext | undefined>): void {
+    this.blank = blank;
+  }
+
+  /** The context made ahead, if any: each is one run's only. */
+  async takeBlank(): Promise<BlankContext | undefined> {
+    const blank = this.blank;
+    this.blank = undefined;
+    return blank;
   }
 
   async script(compiled: CompiledScript, mode: SandboxMode): Promise<ivm.Script> {
@@ -169,6 +186,12 @@ class IsolateSlot {
 
 type SandboxMode = "sync" | "async";
 
+/** A context with the guest runtime evaluated and its entry points taken: no run's yet. */
+interface BlankContext {
+  context: ivm.Context;
+  fns: Record<"start" | "deliver" | "collect" | "callsites" | "init", GuestFn>;
+}
+
 export class Sandbox implements ScriptSandbox {
   readonly options: Required<SandboxOptions>;
   private current: IsolateSlot | undefined;
@@ -190,25 +213,80 @@ export class Sandbox implements ScriptSandbox {
     const slot = this.admit();
     const mode = this.options.mode;
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
-    let context: ivm.Context;
+    let blank: BlankContext;
     try {
-      context = await on(
-        () => slot.isolate.createContextSync(),
-        () => slot.isolate.createContext(),
-      );
+      blank = (await slot.takeBlank()) ?? (await this.blankContext(slot, mode));
     } catch (error) {
       slot.starting--;
       this.retireIfUnused(slot);
+      if (error instanceof RewindError) throw error;
       throw new RewindError(
         "SANDBOX_ERROR",
         `Could not start the script in the sandbox: ${String(error)}`,
       );
     }
+    const { context, fns } = blank;
     const instance = new ScriptInstance(this, slot, context, this.mapper(script), script.entry);
     instance.fastReplay = run.fastReplay === true && this.options.mode === "async";
     instance.liveSlices = run.liveSlices === true && this.options.mode === "async";
     slot.instances.add(instance);
     slot.starting--;
+    try {
+      instance.bind(fns.start, fns.deliver, fns.collect, fns.callsites);
+      const settings = JSON.stringify({
+        at: run.startAt,
+        seed: run.seed,
+        maxValueBytes: this.options.maxValueBytes,
+      });
+      await on(
+        () => fns.init.applySync(undefined, [settings]),
+        () => fns.init.apply(undefined, [settings]),
+      );
+      fns.init.release();
+      if (this.options.testOnlyPlatformBug !== "") {
+        const bug = this.options.testOnlyPlatformBug;
+        await on(
+          () => slot.isolate.compileScriptSync(bug).runSync(context),
+          async () => (await slot.isolate.compileScript(bug)).run(context),
+        );
+      }
+      instance.load(await slot.script(script, mode));
+    } catch (error) {
+      instance.dispose();
+      if (error instanceof RewindError) throw error;
+      throw new RewindError(
+        "SANDBOX_ERROR",
+        `Could not start the script in the sandbox: ${String(error)}`,
+      );
+    }
+    return instance;
+  }
+
+  /**
+   * Makes the next run's context ahead of it, while this process is idle (the sandbox process
+   * calls it after answering an activation, as the worker commits): a context with the guest
+   * runtime evaluated and its entry points taken, which `instantiate` then only initialises with
+   * the run's seed and time. No run's data is in it before then, and each is used once. Only in
+   * sync mode, where making it cannot interleave with a run's start; a no-op when one is ready
+   * or the current isolate is full (the next run goes to a new one).
+   */
+  prepare(): void {
+    const slot = this.current;
+    if (this.options.mode !== "sync" || slot === undefined || slot.isolate.isDisposed) return;
+    if (slot.hasBlank || slot.admitted >= this.options.runsPerIsolate) return;
+    // In sync mode every step below is synchronous: it is ready before the next message is read.
+    slot.putBlank(
+      this.blankContext(slot, "sync").catch(() => undefined), // the next run makes its own, saying why
+    );
+  }
+
+  /** A context of `slot` with the guest runtime evaluated, not yet any run's. */
+  private async blankContext(slot: IsolateSlot, mode: SandboxMode): Promise<BlankContext> {
+    const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
+    const context = await on(
+      () => slot.isolate.createContextSync(),
+      () => slot.isolate.createContext(),
+    );
     try {
       const timeout = this.options.cpuLimitMs;
       await on(
@@ -231,40 +309,19 @@ export class Sandbox implements ScriptSandbox {
           () => host.getSync(key, { reference: true }),
           () => host.get(key, { reference: true }),
         ) as Promise<GuestFn>;
-      instance.bind(
-        await fn("start"),
-        await fn("deliver"),
-        await fn("collect"),
-        await fn("callsites"),
-      );
-      const init = await fn("init");
-      const settings = JSON.stringify({
-        at: run.startAt,
-        seed: run.seed,
-        maxValueBytes: this.options.maxValueBytes,
-      });
-      await on(
-        () => init.applySync(undefined, [settings]),
-        () => init.apply(undefined, [settings]),
-      );
+      const fns = {
+        start: await fn("start"),
+        deliver: await fn("deliver"),
+        collect: await fn("collect"),
+        callsites: await fn("callsites"),
+        init: await fn("init"),
+      };
       host.release();
-      if (this.options.testOnlyPlatformBug !== "") {
-        const bug = this.options.testOnlyPlatformBug;
-        await on(
-          () => slot.isolate.compileScriptSync(bug).runSync(context),
-          async () => (await slot.isolate.compileScript(bug)).run(context),
-        );
-      }
-      instance.load(await slot.script(script, mode));
+      return { context, fns };
     } catch (error) {
-      instance.dispose();
-      if (error instanceof RewindError) throw error;
-      throw new RewindError(
-        "SANDBOX_ERROR",
-        `Could not start the script in the sandbox: ${String(error)}`,
-      );
+      context.release();
+      throw error;
     }
-    return instance;
   }
 
   /** Heap in use across all isolates, in bytes. */

@@ -27,3 +27,4 @@ export {
   type RunFields,
 } from "./logger.js";
 export { startHealthServer, type ServiceStatus } from "./health-server.js";
+export { hop, hopClock, hopsOn } from "./hops.js";

@@ -1,4 +1,5 @@
 import { RunNoticeSubscriber, type RunNoticeOptions } from "@rewind/queue";
+import { hop } from "@rewind/telemetry";
 import { LocalRunChanges, type RunWatch } from "./run-changes.js";
 
 /**
@@ -13,7 +14,10 @@ export class RedisRunChanges extends LocalRunChanges {
   static async connect(options: RunNoticeOptions): Promise<RedisRunChanges> {
     const changes = new RedisRunChanges();
     changes.subscriber = await RunNoticeSubscriber.connect(options, (runIds) => {
-      for (const runId of runIds) changes.notify(runId);
+      for (const runId of runIds) {
+        hop("api.notice", runId);
+        changes.notify(runId);
+      }
     });
     return changes;
   }

@@ -1,8 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { z } from "zod";
-import { milliseconds, parseServiceConfig, port, serviceEnv } from "@rewind/core/service-config";
-import { BullMqQueue } from "@rewind/queue";
+import {
+  changeNotices,
+  milliseconds,
+  parseServiceConfig,
+  port,
+  serviceEnv,
+} from "@rewind/core/service-config";
+import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { openStore } from "@rewind/store";
 import { EPOCHS } from "@rewind/sandbox";
 import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
@@ -15,6 +21,7 @@ const Config = z.object({
   REWIND_QUARANTINE_POLL_MS: milliseconds("REWIND_QUARANTINE_POLL_MS", 50, 1_000),
   /** Serves /healthz and /metrics when set (0: any free port). */
   REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
+  REWIND_CHANGE_NOTICES: changeNotices,
 });
 
 export interface QuarantineServiceProcessOptions {
@@ -49,6 +56,15 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     await store.close();
     throw error;
   }
+  // Its commits (a release, a give-up) are announced like a worker's: a client waiting on the
+  // run hears of them at once, not on the API's backstop poll.
+  const notices =
+    config.REWIND_CHANGE_NOTICES === "off"
+      ? undefined
+      : RunNoticePublisher.connect({
+          redisUrl: config.REDIS_URL,
+          prefix: config.REWIND_REDIS_PREFIX,
+        });
   const owner = `quarantine:${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const service = new QuarantineService({
     store,
@@ -56,6 +72,9 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
     owner,
     pollMs: config.REWIND_QUARANTINE_POLL_MS,
     log,
+    ...(notices === undefined
+      ? {}
+      : { onCommitted: (runId: string, ended: boolean) => notices.changed(runId, ended) }),
   });
   service.start();
   serveAs("quarantine");
@@ -78,6 +97,7 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
       stopBacklog();
       stopGauges();
       await service.stop();
+      notices?.close();
       await queue.close();
       await store.close();
       await health?.close();

@@ -18,8 +18,11 @@ export interface QuarantineServiceOptions {
   /** How often the quarantine gauge is read from the store (default 15 s). */
   gaugeEveryMs?: number;
   leaseTtlMs?: number;
-  /** After it commits an entry for a run: long-polls following that run wake up. */
-  onCommitted?: (runId: string) => void;
+  /**
+   * After it commits an entry for a run (`ended`: the commit ended it, a give-up): clients
+   * waiting on that run (its result, its journal stream) learn of it at once.
+   */
+  onCommitted?: (runId: string, ended: boolean) => void;
   log?: (line: string) => void;
   now?: () => number;
 }
@@ -185,7 +188,7 @@ export class QuarantineService {
       );
       if (outcome !== "ok") return false; // fenced: someone else moved the run
       metrics.quarantineReleases.inc({ epoch: String(epoch) });
-      this.options.onCommitted?.(run.id);
+      this.options.onCommitted?.(run.id, false);
       this.log(`quarantine: run ${run.id} released by ${first.by} onto epoch ${epoch}`);
       await store.releaseLease(lease).catch(() => {});
       // epoch routing: the run's row names its new epoch, so the ring goes to those workers.
@@ -215,7 +218,7 @@ export class QuarantineService {
     const [outcome] = await store.commit([{ ...append, entries: [entry], status: "failed" }]);
     if (outcome !== "ok") return false;
     metrics.quarantineGiveUps.inc();
-    this.options.onCommitted?.(run.id);
+    this.options.onCommitted?.(run.id, true);
     this.log(`quarantine: ${first.by} gave up on run ${run.id}: ${reason}`);
     return true;
   }

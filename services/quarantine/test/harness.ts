@@ -15,13 +15,15 @@ import { openStore, type Store } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
 import { QuarantineService } from "../src/index.js";
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 /** The platform bug a worker may carry: Math.random answers other than when runs were recorded. */
 export const RANDOM_BUG = "Math.random = () => 0.5;";
 
 export interface Cluster {
   url: string;
+  /** The Redis key prefix of this cluster's queue and change notices. */
+  prefix: string;
   store: Store;
   token: string;
   startApi(): Promise<Api>;
@@ -62,6 +64,7 @@ export async function startCluster(toolsets: readonly Toolset[]): Promise<Cluste
 
   return {
     url: database.url,
+    prefix,
     store,
     token,
     async startApi() {

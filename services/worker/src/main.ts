@@ -22,7 +22,7 @@ import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { ENDED_STATUSES, openStore, type RunStatus } from "@rewind/store";
-import { metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
+import { hop, metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
 import { zeroWorkerSeries } from "./metric-series.js";
 
 const Config = z.object({
@@ -146,8 +146,10 @@ export async function startWorker(options: WorkerOptions) {
     epochs: executor.epochs,
     holder: owner,
     claimMs: config.REWIND_LEASE_MS,
-    onTaken: (runId, { delivery, waitedMs }) =>
-      metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId),
+    onTaken: (runId, { delivery, waitedMs }) => {
+      hop(`worker.taken.${delivery}`, runId);
+      metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
+    },
   });
   log(
     `taking activations of epoch${executor.epochs.length === 1 ? "" : "s"} ${executor.epochs.join(", ")}`,

@@ -18,7 +18,7 @@ import {
 import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
 import { invokeTool } from "../invoke.js";
 import { crashLoop, toolNotFound, unsafeToRepeat } from "../verdicts.js";
-import { metrics } from "@rewind/telemetry";
+import { hop, metrics } from "@rewind/telemetry";
 import { countLater } from "./count-later.js";
 import { GroupCommitter } from "./group-commit.js";
 import {
@@ -260,6 +260,7 @@ export class Executor {
       epochs: this.epochs,
     });
     if (loaded === undefined) return undefined; // ended, another owner holds it, or another epoch
+    hop("worker.leased", runId);
     const { lease, record, journal, inbox } = loaded;
     const bound = this.options.maxAttempts ?? 5;
     // Deaths of its sandbox process while it executed, charged by the supervisor before this
@@ -409,10 +410,12 @@ export class Executor {
       fastReplay: slices,
       liveSlices: slices,
     });
+    hop("worker.context", started.runId);
     try {
       const resumed = await RunEngine.resume(instance, journal, {
         maxValueBytes: this.maxValueBytes,
       });
+      hop("worker.toplevel", started.runId);
       return { instance, resumed };
     } catch (error) {
       instance.dispose();
@@ -473,6 +476,7 @@ export class Executor {
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the next lease starts the count again
     run.storedStatus = append.status;
+    hop(run.finished ? "worker.ended" : "worker.commit", run.runId, undefined, run.committedSeq);
     this.options.onCommitted?.(run.runId, append.status);
     this.fault("committed", run);
     if (effects) await this.act(run, entries);
@@ -569,6 +573,7 @@ export class Executor {
   private invoke(run: HotRun, call: CallEntry): void {
     const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
     if (tool === undefined) return;
+    hop("worker.invoke", run.runId);
     const owed = this.owed(run.runId) ?? new Set<number>();
     this.owedCalls.set(run.runId, owed.add(call.seq));
     const started = performance.now();

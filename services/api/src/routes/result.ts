@@ -2,6 +2,7 @@ import { ENDED_STATUSES, type RunRecord } from "@rewind/store";
 import type { z } from "zod";
 import { defineRoute } from "../route.js";
 import { ResultQuery, RunIdParams, RunResult } from "../schemas.js";
+import { hop } from "@rewind/telemetry";
 import { watchRun } from "../watch-run.js";
 
 /**
@@ -26,6 +27,7 @@ export const getResult = defineRoute({
   errors: [401, 404, 422, 503],
   async handle({ params, query, namespace, signal }, ctx) {
     const run = await watchRun(ctx, namespace, params.id, query.wait ?? 0, signal, ended, true);
+    if (ended(run)) hop("api.result", run.id);
     const body: z.input<typeof RunResult> = { id: run.id, status: run.status, ended: ended(run) };
     if (run.result !== undefined) body.result = run.result;
     if (run.error !== undefined) body.error = run.error;

@@ -10,6 +10,7 @@ import {
   type RunStartedEntry,
 } from "@rewind/core";
 import type { z } from "zod";
+import { hop, hopClock } from "@rewind/telemetry";
 import type { ApiContext } from "../context.js";
 import { ring } from "../doorbell.js";
 import { invalidInput } from "../errors.js";
@@ -53,6 +54,7 @@ export const createRun = defineRoute({
   },
   errors: [401, 409, 413, 422, 503],
   async handle({ body, namespace, request, reply }, ctx) {
+    const received = hopClock();
     checkValue(body.input, "body.input", ctx.maxValueBytes);
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
     const scriptHash = await storeScript(body.script, namespace, ctx);
@@ -78,8 +80,11 @@ export const createRun = defineRoute({
       ...(idempotency !== undefined ? { idempotency } : {}),
     });
     if (!outcome.created) return repeatedStart(ctx, namespace, idempotency!, outcome, reply);
+    hop("api.received", runId, received);
+    hop("api.inserted", runId);
     // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
     await ring(ctx, { runId, epoch: started.epoch, leases: 0 }); // never taken yet
+    hop("api.rung", runId);
     void reply.code(201).header("Location", `/v1/runs/${runId}`);
     return { id: runId, status: "queued", scriptHash } satisfies z.input<typeof CreatedRun>;
   },

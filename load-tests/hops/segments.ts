@@ -1,0 +1,137 @@
+/**
+ * The hops of bench.ts: the `rewind-hop <name> <runId> <ms>` lines the API and workers write
+ * under REWIND_HOP_TRACE=1 (@rewind/telemetry's hops.ts), with the client's own marks, cut into
+ * the segments of a run's path. A segment a run did not pass (a sticky pick-up, no notice) is
+ * left out of that run's samples.
+ */
+/** The processes' hop clock (@rewind/telemetry's hopClock): ms since the Unix epoch. */
+export const hopClock = (): number => performance.timeOrigin + performance.now();
+
+export interface Mark {
+  name: string;
+  at: number;
+  /** A commit's last seq. */
+  seq?: number;
+}
+
+/** Each run's marks, in the order they happened. */
+export type Marks = Map<string, Mark[]>;
+
+const LINE = /^rewind-hop (\S+) (\S+) (\d+(?:\.\d+)?)(?: (\d+))?$/;
+
+export function parseHops(logs: readonly string[], client: Marks): Marks {
+  const marks: Marks = new Map([...client].map(([id, list]) => [id, [...list]]));
+  for (const log of logs) {
+    for (const line of log.split("\n")) {
+      const match = LINE.exec(line);
+      if (!match) continue;
+      const [, name, runId, at, seq] = match;
+      const list = marks.get(runId!) ?? [];
+      list.push({
+        name: name!,
+        at: Number(at),
+        ...(seq === undefined ? {} : { seq: Number(seq) }),
+      });
+      marks.set(runId!, list);
+    }
+  }
+  for (const list of marks.values()) list.sort((a, b) => a.at - b.at);
+  return marks;
+}
+
+export interface Segment {
+  label: string;
+  samples: number[];
+  /** An end-to-end figure (printed under a rule), not one hop. */
+  total: boolean;
+}
+
+/** From the first mark named `from` to the first named `to` after it. */
+function between(list: readonly Mark[], from: string, to: string): number | undefined {
+  const start = list.find((m) => m.name === from || m.name.startsWith(`${from}.`));
+  if (start === undefined) return undefined;
+  const end = list.find((m) => m.at >= start.at && (m.name === to || m.name.startsWith(`${to}.`)));
+  return end === undefined ? undefined : end.at - start.at;
+}
+
+/** Each step's tool invocation to the commit of its result (with the next call, or the end). */
+function steps(list: readonly Mark[]): number[] {
+  const out: number[] = [];
+  list.forEach((mark, i) => {
+    if (mark.name !== "worker.invoke") return;
+    const next = list
+      .slice(i + 1)
+      .find((m) => m.name === "worker.commit" || m.name === "worker.ended");
+    if (next !== undefined) out.push(next.at - mark.at);
+  });
+  return out;
+}
+
+/** The last notice the API heard for the run before it answered the result. */
+function noticeToResult(list: readonly Mark[]): [number, number] | undefined {
+  const ended = list.find((m) => m.name === "worker.ended");
+  const result = list.find((m) => m.name === "api.result");
+  if (ended === undefined || result === undefined) return undefined;
+  const notice = list.find((m) => m.name === "api.notice" && m.at >= ended.at - 1);
+  return notice === undefined ? undefined : [notice.at - ended.at, result.at - notice.at];
+}
+
+const HOPS: readonly [string, string, string][] = [
+  ["client → API handler (HTTP, auth, body schema)", "client.post", "api.received"],
+  ["API: script lookup, run insert", "api.received", "api.inserted"],
+  ["API: ring (BullMQ add)", "api.inserted", "api.rung"],
+  ["API → client: the 201", "api.rung", "client.created"],
+  ["queue: ring sent → worker pick-up", "api.inserted", "worker.taken"],
+  ["worker: lease + load (one round trip)", "worker.taken", "worker.leased"],
+  ["worker: sandbox context (script loaded)", "worker.leased", "worker.context"],
+  ["worker: script top level to its first call", "worker.context", "worker.toplevel"],
+  ["worker: first commit (run.started … call 1)", "worker.toplevel", "worker.commit"],
+  ["worker: commit → tool invoked", "worker.commit", "worker.invoke"],
+];
+
+export function hopSegments(runIds: readonly string[], marks: Marks): Segment[] {
+  const lists = runIds.map((id) => marks.get(id) ?? []);
+  const collect = (f: (list: readonly Mark[]) => number | number[] | undefined) =>
+    lists.flatMap((list) => {
+      const value = f(list);
+      return value === undefined ? [] : value;
+    });
+  const notices = lists.map(noticeToResult);
+  return [
+    ...HOPS.map(([label, from, to]) => ({
+      label,
+      samples: collect((list) => between(list, from, to)),
+      total: false,
+    })),
+    {
+      label: "each step: tool invoked → its result committed",
+      samples: collect(steps),
+      total: false,
+    },
+    {
+      label: "last commit → notice at the API",
+      samples: notices.flatMap((n) => (n === undefined ? [] : [n[0]])),
+      total: false,
+    },
+    {
+      label: "API: notice → result read and answered",
+      samples: notices.flatMap((n) => (n === undefined ? [] : [n[1]])),
+      total: false,
+    },
+    {
+      label: "API result → client",
+      samples: collect((list) => between(list, "api.result", "client.result")),
+      total: false,
+    },
+    {
+      label: "POST → first tool call",
+      samples: collect((list) => between(list, "client.post", "worker.invoke")),
+      total: true,
+    },
+    {
+      label: "POST → result at the client (the workflow)",
+      samples: collect((list) => between(list, "client.post", "client.result")),
+      total: false,
+    },
+  ];
+}
