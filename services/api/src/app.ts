@@ -26,6 +26,7 @@ import { listEpochs } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
+import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 
 export interface ApiOptions {
   store: Store;
@@ -92,6 +93,9 @@ const ROUTES: readonly Route[] = [
   listEpochs,
   replayRun,
   replayRuns,
+  listTokens,
+  createToken,
+  revokeToken,
 ];
 
 /**

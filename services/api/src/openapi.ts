@@ -42,7 +42,12 @@ export function buildOpenApi(routes: readonly Route[], version: string): JsonSch
 function operation(route: Route): JsonSchema {
   const op: JsonSchema = { operationId: route.operationId, summary: route.summary };
   if (route.description !== undefined) op.description = route.description;
-  if (route.auth) op.security = [{ bearer: [] }];
+  if (route.access !== "public") {
+    op.security = [{ bearer: [] }];
+    // Which scope the token needs: the same declaration the API enforces.
+    op["x-rewind-scope"] = route.access;
+    op.description = `${route.description ?? route.summary}\n\nNeeds a token with the \`${route.access}\` scope.`;
+  }
   const parameters = [...parametersOf(route.params, "path"), ...parametersOf(route.query, "query")];
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body !== undefined) {
@@ -128,7 +133,7 @@ export function openApiRoute(routes: () => readonly Route[], version: string): R
     path: "/v1/openapi.json",
     operationId: "openapi",
     summary: "This document",
-    auth: false,
+    access: "public",
     responses: { 200: { description: "The OpenAPI 3.1 document", schema: z.looseObject({}) } },
     errors: [],
     async handle() {
