@@ -20,7 +20,7 @@ import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
 import { forkRun } from "./routes/fork.js";
 import { replayRun, replayRuns } from "./routes/replay.js";
-import { registerMetrics } from "./routes/metrics.js";
+import { registerMetrics, scrapeMetrics } from "./routes/metrics.js";
 import { createLogger } from "@rewind/telemetry";
 import { listEpochs } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
@@ -96,6 +96,7 @@ const ROUTES: readonly Route[] = [
   listTokens,
   createToken,
   revokeToken,
+  scrapeMetrics,
 ];
 
 /**
@@ -193,7 +194,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
   const routes: Route[] = [...ROUTES, openApiRoute(() => routes, options.version)];
   for (const route of routes) registerRoute(app, route, ctx);
   registerMetrics(app);
-  registerMethodNotAllowed(app, [...routes, { method: "GET", path: "/metrics" }]);
+  registerMethodNotAllowed(app, routes);
   if (ctx.dashboard !== undefined) mountDashboard(app);
   return app;
 }

@@ -6,6 +6,8 @@ type JsonSchema = Record<string, unknown>;
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "UNAUTHORIZED: no API token, or an unknown one",
+  403: "FORBIDDEN: the token lacks the scope this route needs (x-rewind-scope); the message names it",
+  429: "LIMIT_EXCEEDED: a limit of the namespace is reached; the message names it, its value and how to raise it",
   404: "NOT_FOUND: no such run in this namespace",
   409: "CONFLICT: the run has already ended",
   413: "PAYLOAD_TOO_LARGE: the body is larger than the API accepts",
@@ -58,7 +60,12 @@ function operation(route: Route): JsonSchema {
   }
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(route.responses)) responses[status] = response(doc);
-  for (const status of route.errors) {
+  // A route that needs a scope may answer 403 (a token without it), whether or not it lists it.
+  const errors =
+    route.access === "public" || route.errors.includes(403)
+      ? route.errors
+      : [...route.errors, 403].sort((a, b) => a - b);
+  for (const status of errors) {
     responses[String(status)] = {
       description: ERROR_DESCRIPTIONS[status] ?? "An error",
       content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },

@@ -41,6 +41,10 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/quarantine/{id}/release",
         "POST /v1/quarantine/{id}/give-up",
         "GET /v1/epochs",
+        "GET /v1/tokens",
+        "POST /v1/tokens",
+        "POST /v1/tokens/{id}/revoke",
+        "GET /metrics",
       ].sort(),
     );
   });
@@ -63,11 +67,13 @@ describe("GET /v1/openapi.json", () => {
       "200",
       "201",
       "401",
+      "403",
       "409",
       "413",
       "422",
       "503",
     ]);
+    expect(create["x-rewind-scope"]).toBe("run");
     expect(create.responses["422"].content["application/json"].schema).toEqual({
       $ref: "#/components/schemas/Error",
     });
@@ -179,7 +185,11 @@ describe("GET /metrics", () => {
     try {
       const id = await startRun(h);
       await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth });
-      const response = await h.app.inject({ url: "/metrics" });
+      const scraper = await h.store.createToken("acme", "prometheus", ["metrics"]);
+      const response = await h.app.inject({
+        url: "/metrics",
+        headers: { authorization: `Bearer ${scraper}` },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.headers["content-type"]).toContain("text/plain");
       expect(response.body).toMatch(
@@ -190,5 +200,5 @@ describe("GET /metrics", () => {
     } finally {
       await h.close();
     }
-  });
+  }, 90_000);
 });

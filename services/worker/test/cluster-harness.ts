@@ -120,6 +120,8 @@ export class Cluster {
   databaseUrl = "";
   api!: Rewind;
   apiUrl = "";
+  /** A token of the metrics scope: the API's /metrics needs one. */
+  metricsToken = "";
   private env: NodeJS.ProcessEnv = {};
   private database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   private readonly prefix = `rewind-chaos-${randomBytes(4).toString("hex")}`;
@@ -140,6 +142,7 @@ export class Cluster {
     await sql.close();
     const store = await openStore({ databaseUrl });
     const token = await store.createToken("default", "chaos test");
+    this.metricsToken = await store.createToken("default", "prometheus", ["metrics"]);
     await store.close();
     this.env = {
       ...process.env,
