@@ -218,13 +218,33 @@ program
   .addOption(new Option("--tools <file...>").hideHelp())
   .option("--concurrency <n>", "activations at once", "64")
   .action(withAlias("tools", "toolset", lazy(services$, "workerCommand")));
-program
+const token$ = () => import("./commands/token.js");
+const token = program
   .command("token")
-  .description("API tokens")
+  .description(
+    "API tokens, on the database (DATABASE_URL or .rewind/), or through a running rewind dev",
+  );
+token
   .command("create")
+  .description("make a token and print it once (its id goes to stderr)")
   .option("--namespace <name>", "the namespace it grants", "default")
   .option("--label <label>", "a note to know it by", "cli")
-  .action(lazy(services$, "tokenCommand"));
+  .option(
+    "--scope <scopes>",
+    "what it may do, comma-separated: read, run, operate, metrics (default read,run,operate)",
+  )
+  .action(lazy(token$, "createCommand"));
+token
+  .command("list")
+  .description("tokens with their ids, labels and scopes (never the tokens themselves)")
+  .option("--namespace <name>", "only this namespace's")
+  .option("--json", "print JSON")
+  .action(lazy(token$, "listCommand"));
+token
+  .command("revoke")
+  .description("revoke a token by its id (tok_…, from rewind token list)")
+  .argument("<id>")
+  .action(lazy(token$, "revokeCommand"));
 
 program
   .command("quarantine-service")

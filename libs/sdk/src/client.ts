@@ -57,6 +57,16 @@ export interface ReplayResult {
 }
 
 /** An error answered by the API: its code from Rewind's error table, and what to do. */
+/** An API token as the server lists it (GET /v1/tokens). */
+export interface TokenView {
+  id: string;
+  namespace: string;
+  label: string;
+  scopes: string[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
 export class RewindApiError extends Error {
   override readonly name = "RewindApiError";
   constructor(
@@ -210,6 +220,16 @@ export class Rewind {
         `/v1/quarantine/${encodeURIComponent(id)}/give-up${query({ wait: options.wait })}`,
         options.reason === undefined ? {} : { reason: options.reason },
       ),
+  };
+
+  /** The namespace's API tokens (needs the `operate` scope): never a token's plaintext but once. */
+  readonly tokens = {
+    list: () => this.request<{ tokens: TokenView[] }>("GET", "/v1/tokens"),
+    /** A new token, shown in the answer only; default scopes read, run, operate. */
+    create: (options: { label: string; scopes?: string[] }) =>
+      this.request<TokenView & { token: string }>("POST", "/v1/tokens", options),
+    revoke: (id: string) =>
+      this.request<TokenView>("POST", `/v1/tokens/${encodeURIComponent(id)}/revoke`, {}),
   };
 
   /** The determinism epochs the server's build supports, with the live runs on each. */

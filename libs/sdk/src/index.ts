@@ -18,6 +18,7 @@ export {
   type RunStatus,
   type ForkPreview,
   type ReplayResult,
+  type TokenView,
 } from "./client.js";
 export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";

@@ -15,6 +15,16 @@ export type {
   ListRunsFilter,
 } from "./store.js";
 export { ENDED_STATUSES } from "./store.js";
+export {
+  SCOPES,
+  DEFAULT_SCOPES,
+  isScope,
+  checkScopes,
+  tokenIdOf,
+  type Scope,
+  type TokenGrant,
+  type TokenInfo,
+} from "./tokens.js";
 export type {
   QuarantineAction,
   QuarantineRequest,

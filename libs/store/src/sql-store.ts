@@ -1,11 +1,12 @@
-import { createHash, randomBytes } from "node:crypto";
-import { and, desc, eq, isNull, lt } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import { RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
 import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
 import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
 import * as quarantine from "./quarantine.js";
+import * as tokens from "./tokens.js";
+import { DEFAULT_SCOPES, type TokenGrant, type TokenInfo } from "./tokens.js";
 import * as toolsets from "./toolsets.js";
 import * as workers from "./workers.js";
 import * as epochMoves from "./epoch-moves.js";
@@ -44,7 +45,7 @@ export class SqlStore implements Store {
   private readonly scripts = new Map<string, StoredScript>();
   private readonly values: ValueRows;
   private readonly loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>;
-  private readonly tokens = new Map<string, { namespace: string; until: number }>();
+  private readonly tokens = new Map<string, { grant: TokenGrant; until: number }>();
 
   constructor(
     private readonly sql: SqlClient,
@@ -66,38 +67,42 @@ export class SqlStore implements Store {
     await this.sql.db.insert(schema.namespaces).values({ name }).onConflictDoNothing();
   }
 
-  async createToken(namespace: string, label: string): Promise<string> {
+  async createToken(
+    namespace: string,
+    label: string,
+    scopes: readonly string[] = DEFAULT_SCOPES,
+  ): Promise<string> {
     await this.ensureNamespace(namespace);
-    const token = `rw_${randomBytes(24).toString("base64url")}`;
-    await this.sql.db
-      .insert(schema.apiTokens)
-      .values({ tokenHash: hashToken(token), namespace, label });
-    return token;
+    return tokens.createToken(this.sql, namespace, label, scopes);
   }
 
   async authenticate(token: string): Promise<string | undefined> {
-    // Every request asks: a granted token is remembered for a few seconds (a revoked one stops
-    // working within TOKEN_CACHE_MS).
-    const hash = hashToken(token);
-    const known = this.tokens.get(hash);
-    if (known !== undefined && known.until > Date.now()) return known.namespace;
-    const namespace = await this.lookUpToken(token);
-    if (namespace === undefined) this.tokens.delete(hash);
-    else {
-      if (this.tokens.size >= 1000) this.tokens.clear();
-      this.tokens.set(hash, { namespace, until: Date.now() + TOKEN_CACHE_MS });
-    }
-    return namespace;
+    return (await this.grant(token))?.namespace;
   }
 
-  private async lookUpToken(token: string): Promise<string | undefined> {
-    const rows = await this.sql.db
-      .select({ namespace: schema.apiTokens.namespace })
-      .from(schema.apiTokens)
-      .where(
-        and(eq(schema.apiTokens.tokenHash, hashToken(token)), isNull(schema.apiTokens.revokedAt)),
-      );
-    return rows[0]?.namespace;
+  async grant(token: string): Promise<TokenGrant | undefined> {
+    // Every request asks: a granted token is remembered for a few seconds (a token revoked
+    // through another process stops working within TOKEN_CACHE_MS; through this one, at once).
+    const hash = tokens.hashToken(token);
+    const known = this.tokens.get(hash);
+    if (known !== undefined && known.until > Date.now()) return known.grant;
+    const grant = await tokens.lookUpToken(this.sql, token);
+    if (grant === undefined) this.tokens.delete(hash);
+    else {
+      if (this.tokens.size >= 1000) this.tokens.clear();
+      this.tokens.set(hash, { grant, until: Date.now() + TOKEN_CACHE_MS });
+    }
+    return grant;
+  }
+
+  listTokens(namespace?: string): Promise<TokenInfo[]> {
+    return tokens.listTokens(this.sql, namespace);
+  }
+
+  async revokeToken(id: string, namespace?: string): Promise<TokenInfo> {
+    const revoked = await tokens.revokeToken(this.sql, id, namespace);
+    this.tokens.clear();
+    return revoked;
   }
 
   async putScript(namespace: string, script: StoredScript): Promise<void> {
@@ -533,11 +538,8 @@ export class SqlStore implements Store {
   // ---- quarantine (the queries are in quarantine.ts)
 
   async identify(token: string): Promise<{ namespace: string; label: string } | undefined> {
-    const rows = await this.sql.query<{ namespace: string; label: string }>(
-      "SELECT namespace, label FROM rw_api_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
-      [hashToken(token)],
-    );
-    return rows[0];
+    const grant = await tokens.lookUpToken(this.sql, token);
+    return grant === undefined ? undefined : { namespace: grant.namespace, label: grant.label };
   }
 
   addQuarantineRequest(runId: string, request: NewQuarantineRequest): Promise<number> {
@@ -582,10 +584,6 @@ export class SqlStore implements Store {
   openRunsByEpoch(namespace?: string): Promise<EpochRunCount[]> {
     return quarantine.openRunsByEpoch(this.sql, namespace);
   }
-}
-
-function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
 }
 
 const TOKEN_CACHE_MS = 5_000;

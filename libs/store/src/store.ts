@@ -7,6 +7,7 @@ import type {
   QuarantinedRun,
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
+import type { TokenGrant, TokenInfo } from "./tokens.js";
 import type { LiveWorker } from "./workers.js";
 import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
 
@@ -143,10 +144,19 @@ export interface Store {
   close(): Promise<void>;
 
   ensureNamespace(name: string): Promise<void>;
-  /** A new API token for a namespace; only its hash is stored, so it is returned once. */
-  createToken(namespace: string, label: string): Promise<string>;
+  /**
+   * A new API token for a namespace with these scopes (default: read, run, operate); only its
+   * hash is stored, so it is returned once. Its id (for lists and revokes) is `tokenIdOf(token)`.
+   */
+  createToken(namespace: string, label: string, scopes?: readonly string[]): Promise<string>;
   /** The namespace a token grants, or undefined for an unknown or revoked token. */
   authenticate(token: string): Promise<string | undefined>;
+  /** What a token grants (namespace, label, scopes), or undefined for an unknown or revoked one. */
+  grant(token: string): Promise<TokenGrant | undefined>;
+  /** A namespace's tokens, revoked ones too (every namespace's without one): never a plaintext. */
+  listTokens(namespace?: string): Promise<TokenInfo[]>;
+  /** Revokes a token by its id, within `namespace` when given; NOT_FOUND for an unknown id. */
+  revokeToken(id: string, namespace?: string): Promise<TokenInfo>;
 
   /**
    * Stores a script in a namespace. Scripts belong to their namespace: another namespace's copy

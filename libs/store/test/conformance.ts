@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
-import { checkSchema, type SqlClient, type Store } from "../src/index.js";
+import { checkSchema, tokenIdOf, type SqlClient, type Store } from "../src/index.js";
 import { quarantineConformance } from "./quarantine-conformance.js";
 
 export interface Backend {
@@ -676,6 +676,49 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.authenticate(`${token}x`)).toBeUndefined();
       const rows = await sql.query("SELECT 1 FROM rw_api_tokens WHERE token_hash = $1", [token]);
       expect(rows).toEqual([]); // never stored in the clear
+    });
+
+    it("tokens: scopes, list and revoke by id, and no plaintext in any column", async () => {
+      const ns = `tok-${counter++}`;
+      const full = await store.createToken(ns, "ci");
+      const scraper = await store.createToken(ns, "prometheus", ["metrics"]);
+      expect((await store.grant(full))?.scopes).toEqual(["read", "run", "operate"]);
+      expect(await store.grant(scraper)).toEqual({
+        id: tokenIdOf(scraper),
+        namespace: ns,
+        label: "prometheus",
+        scopes: ["metrics"],
+      });
+      await expect(store.createToken(ns, "x", ["admin"])).rejects.toThrow(/not a token scope/);
+      await expect(store.createToken(ns, "x", [])).rejects.toThrow(/at least one scope/);
+      const listed = await store.listTokens(ns);
+      expect(listed.map((t) => [t.id, t.label, t.revokedAt])).toEqual(
+        expect.arrayContaining([
+          [tokenIdOf(full), "ci", null],
+          [tokenIdOf(scraper), "prometheus", null],
+        ]),
+      );
+      expect(listed).toHaveLength(2);
+      // Every column of every token row, as text: neither token appears in any of them.
+      const rows = await sql.query<{ row: string }>(
+        "SELECT row_to_json(t)::text AS row FROM rw_api_tokens t WHERE namespace = $1",
+        [ns],
+      );
+      expect(rows).toHaveLength(2);
+      for (const { row } of rows) {
+        expect(row).not.toContain(full.slice(3));
+        expect(row).not.toContain(scraper.slice(3));
+      }
+      // Another namespace cannot revoke it; its own can, and it stops working at once.
+      await expect(store.revokeToken(tokenIdOf(full), "someone-else")).rejects.toThrow(
+        /No API token/,
+      );
+      await expect(store.revokeToken("tok_nothex")).rejects.toThrow(/No API token/);
+      const revoked = await store.revokeToken(tokenIdOf(full), ns);
+      expect(revoked.revokedAt).not.toBeNull();
+      expect(await store.grant(full)).toBeUndefined();
+      expect(await store.authenticate(full)).toBeUndefined();
+      expect(await store.grant(scraper)).toBeDefined();
     });
 
     it("deletes expired runs and the values only they used", async () => {

@@ -20,12 +20,13 @@ import { getResult } from "./routes/result.js";
 import { createRun, getRun, listRuns } from "./routes/runs.js";
 import { forkRun } from "./routes/fork.js";
 import { replayRun, replayRuns } from "./routes/replay.js";
-import { registerMetrics } from "./routes/metrics.js";
+import { registerMetrics, scrapeMetrics } from "./routes/metrics.js";
 import { createLogger } from "@rewind/telemetry";
 import { listEpochs, migrateEpoch, showEpochCheck } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
+import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 
 export interface ApiOptions {
   store: Store;
@@ -94,6 +95,10 @@ const ROUTES: readonly Route[] = [
   showEpochCheck,
   replayRun,
   replayRuns,
+  listTokens,
+  createToken,
+  revokeToken,
+  scrapeMetrics,
 ];
 
 /**
@@ -191,7 +196,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
   const routes: Route[] = [...ROUTES, openApiRoute(() => routes, options.version)];
   for (const route of routes) registerRoute(app, route, ctx);
   registerMetrics(app);
-  registerMethodNotAllowed(app, [...routes, { method: "GET", path: "/metrics" }]);
+  registerMethodNotAllowed(app, routes);
   if (ctx.dashboard !== undefined) mountDashboard(app);
   return app;
 }

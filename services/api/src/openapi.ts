@@ -6,6 +6,8 @@ type JsonSchema = Record<string, unknown>;
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "UNAUTHORIZED: no API token, or an unknown one",
+  403: "FORBIDDEN: the token lacks the scope this route needs (x-rewind-scope); the message names it",
+  429: "LIMIT_EXCEEDED: a limit of the namespace is reached; the message names it, its value and how to raise it",
   404: "NOT_FOUND: no such run in this namespace",
   409: "CONFLICT: the run has already ended",
   413: "PAYLOAD_TOO_LARGE: the body is larger than the API accepts",
@@ -42,7 +44,12 @@ export function buildOpenApi(routes: readonly Route[], version: string): JsonSch
 function operation(route: Route): JsonSchema {
   const op: JsonSchema = { operationId: route.operationId, summary: route.summary };
   if (route.description !== undefined) op.description = route.description;
-  if (route.auth) op.security = [{ bearer: [] }];
+  if (route.access !== "public") {
+    op.security = [{ bearer: [] }];
+    // Which scope the token needs: the same declaration the API enforces.
+    op["x-rewind-scope"] = route.access;
+    op.description = `${route.description ?? route.summary}\n\nNeeds a token with the \`${route.access}\` scope.`;
+  }
   const parameters = [...parametersOf(route.params, "path"), ...parametersOf(route.query, "query")];
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body !== undefined) {
@@ -53,7 +60,12 @@ function operation(route: Route): JsonSchema {
   }
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(route.responses)) responses[status] = response(doc);
-  for (const status of route.errors) {
+  // A route that needs a scope may answer 403 (a token without it), whether or not it lists it.
+  const errors =
+    route.access === "public" || route.errors.includes(403)
+      ? route.errors
+      : [...route.errors, 403].sort((a, b) => a - b);
+  for (const status of errors) {
     responses[String(status)] = {
       description: ERROR_DESCRIPTIONS[status] ?? "An error",
       content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
@@ -128,7 +140,7 @@ export function openApiRoute(routes: () => readonly Route[], version: string): R
     path: "/v1/openapi.json",
     operationId: "openapi",
     summary: "This document",
-    auth: false,
+    access: "public",
     responses: { 200: { description: "The OpenAPI 3.1 document", schema: z.looseObject({}) } },
     errors: [],
     async handle() {

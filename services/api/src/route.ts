@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { authenticate } from "./auth.js";
+import type { TokenGrant } from "@rewind/store";
+import { authorize, type Access } from "./auth.js";
 import { fromZodError } from "./errors.js";
 import type { ApiContext } from "./context.js";
 
@@ -18,8 +19,10 @@ export interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
-  /** The namespace the request's token grants (routes with `auth: false` get ""). */
+  /** The namespace the request's token grants (`public` routes get ""). */
   namespace: string;
+  /** The request's token (`public` routes get none). */
+  grant?: TokenGrant;
   request: FastifyRequest;
   reply: FastifyReply;
   /** Aborted when the client goes away or the API shuts down: long waits end early. */
@@ -37,7 +40,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown> {
   operationId: string;
   summary: string;
   description?: string;
-  auth: boolean;
+  /** The token scope the route needs, or `public`: the one place access is decided. */
+  access: Access;
   params?: z.ZodType<P>;
   query?: z.ZodType<Q>;
   body?: z.ZodType<B>;
@@ -57,16 +61,21 @@ export function defineRoute<P = undefined, Q = undefined, B = undefined>(
 }
 
 export function registerRoute(app: FastifyInstance, route: Route, ctx: ApiContext): void {
-  const namespaces = new WeakMap<FastifyRequest, string>();
+  // A route that declares no access is never reachable, rather than open by omission.
+  const access = (route as Partial<Route>).access;
+  if (access === undefined)
+    throw new Error(`Route ${route.method} ${route.path} declares no access (a scope or "public")`);
+  const grants = new WeakMap<FastifyRequest, TokenGrant>();
   app.route({
     method: route.method,
     url: route.path,
-    // Authenticate before the body is read: an unknown client's upload is refused unread.
+    // Authorize before the body is read: an unknown client's upload is refused unread.
     onRequest: async (request) => {
-      if (route.auth) namespaces.set(request, await authenticate(request, ctx.store));
+      if (access !== "public") grants.set(request, await authorize(request, ctx.store, access));
     },
     handler: async (request, reply) => {
-      const namespace = namespaces.get(request) ?? "";
+      const grant = grants.get(request);
+      const namespace = grant?.namespace ?? "";
       const params = parse("params", route.params, request.params);
       const query = parse("query", route.query, request.query);
       const body = parse("body", route.body, request.body);
@@ -77,6 +86,7 @@ export function registerRoute(app: FastifyInstance, route: Route, ctx: ApiContex
         query,
         body,
         namespace,
+        ...(grant === undefined ? {} : { grant }),
         request,
         reply,
         get signal() {

@@ -43,6 +43,10 @@ describe("GET /v1/openapi.json", () => {
         "GET /v1/epochs",
         "POST /v1/epochs/{epoch}/migrate",
         "GET /v1/epochs/checks/{id}",
+        "GET /v1/tokens",
+        "POST /v1/tokens",
+        "POST /v1/tokens/{id}/revoke",
+        "GET /metrics",
       ].sort(),
     );
   });
@@ -65,11 +69,13 @@ describe("GET /v1/openapi.json", () => {
       "200",
       "201",
       "401",
+      "403",
       "409",
       "413",
       "422",
       "503",
     ]);
+    expect(create["x-rewind-scope"]).toBe("run");
     expect(create.responses["422"].content["application/json"].schema).toEqual({
       $ref: "#/components/schemas/Error",
     });
@@ -181,7 +187,11 @@ describe("GET /metrics", () => {
     try {
       const id = await startRun(h);
       await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth });
-      const response = await h.app.inject({ url: "/metrics" });
+      const scraper = await h.store.createToken("acme", "prometheus", ["metrics"]);
+      const response = await h.app.inject({
+        url: "/metrics",
+        headers: { authorization: `Bearer ${scraper}` },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.headers["content-type"]).toContain("text/plain");
       expect(response.body).toMatch(
@@ -192,5 +202,5 @@ describe("GET /metrics", () => {
     } finally {
       await h.close();
     }
-  });
+  }, 90_000);
 });

@@ -124,6 +124,8 @@ export class Cluster {
   apiUrl = "";
   /** The API token the cluster's client uses (REWIND_TOKEN for a CLI process). */
   token = "";
+  /** A token of the metrics scope: the API's /metrics needs one. */
+  metricsToken = "";
   private env: NodeJS.ProcessEnv = {};
   private database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   private readonly prefix = `rewind-chaos-${randomBytes(4).toString("hex")}`;
@@ -144,6 +146,7 @@ export class Cluster {
     await sql.close();
     const store = await openStore({ databaseUrl });
     const token = await store.createToken("default", "chaos test");
+    this.metricsToken = await store.createToken("default", "prometheus", ["metrics"]);
     await store.close();
     this.env = {
       ...process.env,

@@ -79,7 +79,7 @@ async function startWorker() {
 beforeAll(async () => {
   started = Date.now() / 1000;
   await cluster.start();
-  await prometheus.start();
+  await prometheus.start({ bearerToken: cluster.metricsToken });
   await prometheus.scrape("api", cluster.apiUrl);
   const quarantine = await cluster.startQuarantineService();
   await prometheus.scrape("quarantine", quarantine.healthUrl);
@@ -269,7 +269,9 @@ describe("metrics scraped by a real Prometheus", () => {
       ...replacements.map((w) => w.healthUrl),
     ]) {
       const text = await (
-        await fetch(`${url}/metrics`, { headers: { accept: "text/plain" } })
+        await fetch(`${url}/metrics`, {
+          headers: { accept: "text/plain", authorization: `Bearer ${cluster.metricsToken}` },
+        })
       ).text();
       expect(text).toContain("# TYPE rewind_process_cpu_seconds_total counter");
       expect(promtoolCheck(text), url).toBe("");

@@ -26,7 +26,11 @@ export class Prometheus {
   private readonly dir = mkdtempSync(path.join(tmpdir(), "rewind-prometheus-"));
   private readonly targets = new Map<string, Set<string>>();
 
-  async start(): Promise<void> {
+  /**
+   * `bearerToken`: sent with every scrape, as a deployment's ServiceMonitor does (the API's
+   * /metrics needs a token with the metrics scope; the health ports ignore it).
+   */
+  async start(options: { bearerToken?: string } = {}): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
     this.writeTargets();
@@ -38,6 +42,13 @@ export class Prometheus {
         `  scrape_timeout: ${SCRAPE_SECONDS * 1000}ms`,
         "scrape_configs:",
         "  - job_name: rewind",
+        ...(options.bearerToken === undefined
+          ? []
+          : [
+              "    authorization:",
+              "      type: Bearer",
+              `      credentials: ${JSON.stringify(options.bearerToken)}`,
+            ]),
         "    file_sd_configs:",
         `      - files: [${JSON.stringify(path.join(this.dir, "targets.json"))}]`,
         "",

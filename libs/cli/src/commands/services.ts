@@ -1,5 +1,4 @@
 import { startApiService } from "@rewind/api";
-import { openStore } from "@rewind/store";
 import type { Toolset } from "@rewind/sdk";
 import { startWorker } from "@rewind/worker";
 import { loadToolsets } from "../load-toolset.js";
@@ -44,21 +43,4 @@ export async function workerCommand(options: {
   });
   log(`worker ready: toolsets ${toolsets.map((t) => t.name).join(", ") || "none"}`);
   return untilStopped(() => worker.close(), log);
-}
-
-/** `rewind token create`: a new API token for a namespace, printed once. */
-export async function tokenCommand(options: {
-  namespace?: string;
-  label?: string;
-}): Promise<number> {
-  const url = process.env.DATABASE_URL;
-  const store = await openStore(url ? { databaseUrl: url } : {});
-  try {
-    process.stdout.write(
-      `${await store.createToken(options.namespace ?? "default", options.label ?? "cli")}\n`,
-    );
-    return 0;
-  } finally {
-    await store.close();
-  }
 }

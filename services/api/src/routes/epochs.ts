@@ -23,7 +23,7 @@ export const listEpochs = defineRoute({
   path: "/v1/epochs",
   operationId: "listEpochs",
   summary: "The determinism epochs this build supports, with the live runs on each",
-  auth: true,
+  access: "read",
   responses: { 200: { description: "The epochs, oldest first", schema: EpochList } },
   errors: [401, 503],
   async handle({ namespace }, ctx) {

@@ -18,7 +18,7 @@ export const forkRun = defineRoute({
   path: "/v1/runs/:id/fork",
   operationId: "forkRun",
   summary: "Fork a run with a corrected script, reusing its recorded calls while they match",
-  auth: true,
+  access: "run",
   params: RunIdParams,
   body: ForkRunBody,
   responses: {

@@ -13,7 +13,7 @@ export const root = defineRoute({
   summary: "Where the API, its OpenAPI document and the dashboard are",
   description:
     "A browser (a request whose Accept header prefers text/html) is redirected to the dashboard when the API serves it; every other client gets these pointers as JSON.",
-  auth: false,
+  access: "public",
   responses: {
     200: { description: "Pointers to the API", schema: Root },
     302: {
@@ -60,7 +60,7 @@ export const healthz = defineRoute({
   path: "/healthz",
   operationId: "healthz",
   summary: "Liveness: the process answers",
-  auth: false,
+  access: "public",
   responses: { 200: { description: "Alive", schema: Health } },
   errors: [],
   async handle() {
@@ -73,7 +73,7 @@ export const readyz = defineRoute({
   path: "/readyz",
   operationId: "readyz",
   summary: "Readiness: the store answers a trivial query",
-  auth: false,
+  access: "public",
   responses: { 200: { description: "Ready", schema: Health } },
   errors: [503],
   async handle(_input, ctx) {

@@ -23,7 +23,7 @@ export const readJournal = defineRoute({
   summary: "Read a run's journal (or follow it with after and wait, or as an event stream)",
   description:
     "With `Accept: text/event-stream` the journal is streamed as Server-Sent Events as it commits: each entry is an event whose `id` is its seq and whose `data` is the entry as JSON; `event: status` says the run's status whenever it changes (`waiting`: on a timer, a signal or a tool); `event: end` (data `{ status }`) comes once the run has ended and every entry is sent, and the response ends. A client that reconnects with `Last-Event-ID: SEQ` gets the entries after SEQ, no gap and no duplicate (without it, those after `after`). `event: error` (data `{ code, message }`) ends a stream the server could not go on with: reconnect with the last id. `format` and `wait` do not apply to a stream.",
-  auth: true,
+  access: "read",
   params: RunIdParams,
   query: JournalQuery,
   responses: {

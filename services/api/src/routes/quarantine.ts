@@ -35,7 +35,7 @@ export const listQuarantine = defineRoute({
   path: "/v1/quarantine",
   operationId: "listQuarantine",
   summary: "List the namespace's quarantined runs, newest first, with their reports' summaries",
-  auth: true,
+  access: "read",
   query: QuarantineListQuery,
   responses: { 200: { description: "A page of quarantined runs", schema: QuarantineList } },
   errors: [401, 422, 503],
@@ -57,7 +57,7 @@ export const showQuarantine = defineRoute({
   path: "/v1/quarantine/:id",
   operationId: "getQuarantine",
   summary: "Show a run's quarantine: its whole report while quarantined, and its history",
-  auth: true,
+  access: "read",
   params: RunIdParams,
   responses: { 200: { description: "The run's quarantine", schema: QuarantineDetail } },
   errors: [401, 404, 422, 503],
@@ -86,7 +86,7 @@ export const releaseRun = defineRoute({
   summary: "Release a quarantined run: replay it on its own epoch, or on the one given",
   description:
     "The quarantine service journals run.released (who, which epoch) and the run's workers take it over. Idempotent: a run already released is answered as it is.",
-  auth: true,
+  access: "operate",
   params: RunIdParams,
   query: ResultQuery,
   body: ReleaseBody,
@@ -124,7 +124,7 @@ export const giveUpRun = defineRoute({
   summary: "Give up on a quarantined run: it fails (code GIVEN_UP) with the reason",
   description:
     "The quarantine service journals run.failed with who gave up and why. Idempotent: a run already given up is answered as it is.",
-  auth: true,
+  access: "operate",
   params: RunIdParams,
   query: ResultQuery,
   body: GiveUpBody,
@@ -148,7 +148,7 @@ export const giveUpRun = defineRoute({
 
 type ActionInput = Pick<
   RouteInput<z.output<typeof RunIdParams>, z.output<typeof ResultQuery>, unknown>,
-  "params" | "query" | "namespace" | "request" | "reply" | "signal"
+  "params" | "query" | "namespace" | "grant" | "request" | "reply" | "signal"
 >;
 
 async function act(
@@ -178,7 +178,7 @@ async function act(
     );
   let id = pending.find((r) => r.action === action)?.id;
   if (id === undefined) {
-    const by = await callerOf(input.request, ctx.store);
+    const by = callerOf(input.grant!);
     id = await ctx.store.addQuarantineRequest(run.id, { action, quarantineSeq, by, ...details });
     ctx.onQuarantineRequest?.(run.id);
   }

@@ -30,7 +30,7 @@ export const replayRun = defineRoute({
   path: "/v1/runs/:id/replay",
   operationId: "replayRun",
   summary: "Check the run's script, or a corrected one, against the run's journal",
-  auth: true,
+  access: "run",
   params: RunIdParams,
   body: ReplayBody,
   responses: {
@@ -92,7 +92,7 @@ export const replayRuns = defineRoute({
   path: "/v1/replay",
   operationId: "replayRuns",
   summary: "Check a script (or each run's own) against the journals of many runs",
-  auth: true,
+  access: "run",
   body: ReplayBatchBody,
   responses: {
     200: {

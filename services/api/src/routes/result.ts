@@ -15,7 +15,7 @@ export const getResult = defineRoute({
   path: "/v1/runs/:id/result",
   operationId: "getRunResult",
   summary: "Get a run's result, waiting up to `wait` for it to end",
-  auth: true,
+  access: "read",
   params: RunIdParams,
   query: ResultQuery,
   responses: {

@@ -37,7 +37,7 @@ export const createRun = defineRoute({
   description:
     "Stores the script (by the SHA-256 of its code) and the run with its first journal entry, then rings the doorbell. The run starts queued.\n\n" +
     "**Retries.** Send an `Idempotency-Key` header (or `idempotencyKey` in the body; both must then be equal), up to 255 printable ASCII characters, to make the start safe to retry: the first start with a key answers 201; a start with the same key in the same namespace and the same request (script, input, toolset, seed if given) answers 200 with the same run (its status now) and starts nothing; the same key with another request answers 409 CONFLICT naming the key. A key stays taken as long as the run it started is kept (its TTL).",
-  auth: true,
+  access: "run",
   body: CreateRunBody,
   responses: {
     201: {
@@ -95,7 +95,7 @@ export const listRuns = defineRoute({
   path: "/v1/runs",
   operationId: "listRuns",
   summary: "List the namespace's runs, newest first",
-  auth: true,
+  access: "read",
   query: ListRunsQuery,
   responses: { 200: { description: "A page of runs", schema: RunList } },
   errors: [401, 422, 503],
@@ -119,7 +119,7 @@ export const getRun = defineRoute({
   path: "/v1/runs/:id",
   operationId: "getRun",
   summary: "Show a run",
-  auth: true,
+  access: "read",
   params: RunIdParams,
   responses: { 200: { description: "The run", schema: RunView } },
   errors: [401, 404, 422, 503],

@@ -22,7 +22,7 @@ export const getRunScript = defineRoute({
   path: "/v1/runs/:id/script",
   operationId: "getRunScript",
   summary: "The compiled script of a run (with its source map)",
-  auth: true,
+  access: "read",
   params: RunIdParams,
   responses: { 200: { description: "The script", schema: RunScript } },
   errors: [401, 404, 503],
