@@ -9,6 +9,7 @@ export type {
   RunStatus,
   Lease,
   RunAppend,
+  ActivationRecord,
   AppendOutcome,
   InboxItem,
   DueTimer,
@@ -25,6 +26,13 @@ export type {
 } from "./quarantine.js";
 export type { ToolDescription, ToolsetDescription, PublishedToolset } from "./toolsets.js";
 export type { LiveWorker } from "./workers.js";
+export type {
+  CommittedRow,
+  CommittedActivation,
+  ProjectionWindow,
+  ProjectionCursor,
+  ProjectedRun,
+} from "./projections.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";
