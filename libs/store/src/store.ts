@@ -279,7 +279,12 @@ export interface Store {
   /** A sink's cursor (made at the start of history the first time). */
   ensureProjectionCursor(sink: string): Promise<bigint>;
   /** Moves a sink's cursor forward from `from` after delivering; false if it was not at `from`. */
-  advanceProjectionCursor(sink: string, from: bigint, to: bigint, delivered: number): Promise<boolean>;
+  advanceProjectionCursor(
+    sink: string,
+    from: bigint,
+    to: bigint,
+    delivered: number,
+  ): Promise<boolean>;
   /** Every sink's cursor with its lag. */
   projectionCursors(): Promise<ProjectionCursor[]>;
   /** Runs with journal rows committed since then (a backfill's selection). */

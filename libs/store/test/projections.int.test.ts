@@ -95,7 +95,13 @@ describe("projection windows", () => {
       // A later transaction commits while the first still runs.
       expect(
         await store.commit([
-          { lease: early.lease, afterSeq: 1, entries: [call(2)], status: "running", runRowUnchanged: true },
+          {
+            lease: early.lease,
+            afterSeq: 1,
+            entries: [call(2)],
+            status: "running",
+            runRowUnchanged: true,
+          },
         ]),
       ).toEqual(["ok"]);
       const first = await drain(below);
