@@ -68,6 +68,22 @@ export function codeAttributes(callsite: string | undefined): SpanAttributes {
   };
 }
 
+/**
+ * The script line nearest `seq`: its entry's callsite, else the last earlier entry's (where the
+ * script was waiting), else the first of the same commit's (same transaction, same commit time).
+ * Nothing later than that commit: the answer must be the same at the first send and a backfill.
+ */
+export function callsiteNear(view: RunView, seq: number): string | undefined {
+  const { journal, projected } = view;
+  for (let i = seq - 1; i >= 0; i--) if (journal[i]?.callsite) return journal[i]!.callsite;
+  const committed = projected.committedUs.get(seq);
+  for (let i = seq; i < journal.length; i++) {
+    if (projected.committedUs.get(i + 1) !== committed) break;
+    if (journal[i]?.callsite) return journal[i]!.callsite;
+  }
+  return undefined;
+}
+
 const END_KINDS = new Set(["run.completed", "run.failed", "run.cancelled"]);
 const TEXT_LIMIT = 1024;
 
@@ -178,7 +194,9 @@ export function spansOf(
           "rewind.quarantine.reason": report.reason ?? "unknown",
           "rewind.divergence.recorded.callsite": report.recorded?.callsite ?? "",
           "rewind.divergence.replayed.callsite": report.replayed?.callsite ?? "",
-          ...codeAttributes(report.replayed?.callsite ?? report.recorded?.callsite),
+          ...codeAttributes(
+            report.replayed?.callsite ?? report.recorded?.callsite ?? callsiteNear(view, seq),
+          ),
         });
         span.status = "error";
         span.statusMessage = report.message ?? "quarantined";
@@ -192,7 +210,6 @@ export function spansOf(
     }
   }
   for (const activation of activations) {
-    const first = journal[activation.seq - 1];
     const span = child(
       "activation",
       activation.seq,
@@ -206,7 +223,7 @@ export function spansOf(
         ...(activation.scheduleToStartMs !== null
           ? { "rewind.activation.schedule_to_start_ms": activation.scheduleToStartMs }
           : {}),
-        ...codeAttributes(first?.callsite),
+        ...codeAttributes(callsiteNear(view, activation.seq)),
       },
     );
     spans.push({ order: activation.seq, span });
@@ -286,7 +303,7 @@ function runSpan(view: RunView, started: RunStartedEntry, end: JournalEntry): Mo
       "rewind.run.status": status,
       "rewind.run.entries": end.seq,
       ...runAttributes(started),
-      ...codeAttributes(end.callsite),
+      ...codeAttributes(callsiteNear(view, end.seq)),
     },
     events,
     links: forkLinks(view, started),
