@@ -26,6 +26,7 @@ export function toolPaths() {
     root,
     helm: path.join(bin, "helm"),
     kubeconform: path.join(bin, "kubeconform"),
+    jaeger: path.join(root, "bin", digest(pins.goTools), "jaeger"),
     schemas: path.join(root, "k8s-schemas", digest([pins.kubernetesVersions, pins.crdModules])),
     kubernetesVersions: pins.kubernetesVersions,
   };
@@ -36,6 +37,7 @@ export function missingTools() {
   const paths = toolPaths();
   const missing = [];
   for (const name of Object.keys(pins.goPrograms)) if (!existsSync(paths[name])) missing.push(name);
+  if (!existsSync(paths.jaeger)) missing.push("jaeger");
   if (!existsSync(path.join(paths.schemas, "complete"))) missing.push("Kubernetes schemas");
   return missing;
 }
@@ -65,6 +67,23 @@ function install() {
     const started = Date.now();
     console.log(`installing ${program}`);
     go(["install", program], { GOBIN: gobin, GOFLAGS: "-mod=mod" });
+    console.log(`  ${name} built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+  for (const [name, program] of Object.entries(pins.goTools)) {
+    if (name === "comment" || existsSync(paths[name])) continue;
+    const started = Date.now();
+    console.log(`installing ${program} (several minutes the first time)`);
+    // A module of its own in the cache, never in the repository: `go get -tool` pins the program
+    // and its dependencies there, then `go build` makes the binary beside it.
+    const [pkg] = program.split("@");
+    const moduleDir = path.join(paths.root, "go-tools", digest(pins.goTools));
+    mkdirSync(moduleDir, { recursive: true });
+    if (!existsSync(path.join(moduleDir, "go.mod")))
+      writeFileSync(path.join(moduleDir, "go.mod"), "module rewind.local/tools\n\ngo 1.24\n");
+    const inModule = { cwd: moduleDir, stdio: ["ignore", "inherit", "inherit"] };
+    execFileSync("go", ["get", "-tool", program], inModule);
+    mkdirSync(path.dirname(paths[name]), { recursive: true });
+    execFileSync("go", ["build", "-o", paths[name], pkg], inModule);
     console.log(`  ${name} built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
   if (!existsSync(path.join(paths.schemas, "complete"))) {

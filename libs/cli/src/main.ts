@@ -253,6 +253,26 @@ program
   )
   .action(lazy(() => import("./commands/quarantine-service.js"), "quarantineServiceCommand"));
 
+const projector$ = () => import("./commands/projector.js");
+program
+  .command("projector")
+  .description(
+    "follows committed journal entries into each sink: traces over OTLP (DATABASE_URL, OTEL_*)",
+  )
+  .action(lazy(projector$, "projectorCommand"));
+const projections = program
+  .command("projections")
+  .description("each projection sink's cursor and lag")
+  .option("--json", "print JSON")
+  .action(lazy(projector$, "projectionsCommand"));
+projections
+  .command("backfill")
+  .description("re-run a sink over runs (same span ids and contents as the first time)")
+  .requiredOption("--sink <name>", "the sink (otel)")
+  .option("--run <run...>", "these runs")
+  .option("--since <duration>", "runs with entries committed this recently (7d, 12h)")
+  .action(lazy(projector$, "backfillCommand"));
+
 const quarantine$ = () => import("./commands/quarantine.js");
 const quarantine = program
   .command("quarantine")

@@ -15,6 +15,7 @@ export function plainStep(append: RunAppend): EntryRow[] | undefined {
   if (append.entries.length === 0 || append.entries.length > 8) return undefined;
   if ((append.inboxConsumed?.length ?? 0) > 0) return undefined;
   if (append.releaseLease === true) return undefined;
+  if (append.activation !== undefined) return undefined;
   const rows: EntryRow[] = [];
   for (const entry of append.entries) {
     if (!PLAIN_KINDS.has(entry.kind)) return undefined;
@@ -197,5 +198,6 @@ export async function encodeAppend(
     timersCleared,
     inboxConsumed: append.inboxConsumed ?? [],
     release: append.releaseLease === true,
+    ...(append.activation !== undefined ? { activation: append.activation } : {}),
   };
 }

@@ -9,6 +9,7 @@ export type {
   RunStatus,
   Lease,
   RunAppend,
+  ActivationRecord,
   AppendOutcome,
   InboxItem,
   DueTimer,
@@ -42,6 +43,12 @@ export type {
   EpochRunVerdict,
   NewEpochCheck,
 } from "./epoch-moves.js";
+  CommittedRow,
+  CommittedActivation,
+  ProjectionWindow,
+  ProjectionCursor,
+  ProjectedRun,
+} from "./projections.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";

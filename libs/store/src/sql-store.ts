@@ -4,6 +4,8 @@ import type { BlobStore } from "./blobs.js";
 import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
 import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
+import * as projections from "./projections.js";
+import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
 import * as quarantine from "./quarantine.js";
 import * as tokens from "./tokens.js";
 import { DEFAULT_SCOPES, type TokenGrant, type TokenInfo } from "./tokens.js";
@@ -147,12 +149,15 @@ export class SqlStore implements Store {
     started,
     ttlMs,
     idempotency,
+    traceparent: traceparentHeader,
   }: {
     started: JournalEntry & { kind: "run.started" };
     ttlMs: number;
     idempotency?: StartKey;
+    traceparent?: string;
   }): Promise<CreateRunOutcome> {
     const { row, value } = encodeEntry(started);
+    const traceparent = traceparentHeader ?? null;
     const run = [
       started.runId,
       started.namespace,
@@ -170,10 +175,10 @@ export class SqlStore implements Store {
         "rw_create_run",
         `WITH namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
-                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms)
-                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8))
+                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, traceparent)
+                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12))
          INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $9, $10, NULL, $11)`,
-        [...run, row.kind, row.at, JSON.stringify(row.body)],
+        [...run, row.kind, row.at, JSON.stringify(row.body), traceparent],
       );
       return { created: true };
     }
@@ -185,15 +190,23 @@ export class SqlStore implements Store {
         "rw_create_keyed_run",
         `WITH namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
-                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest)
-                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12, $13)
+                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest, traceparent)
+                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12, $13, $14)
                 ON CONFLICT (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                 RETURNING id),
               journal AS (
                 INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
                 SELECT id, 1, $9, $10, NULL, $11 FROM run RETURNING run_id)
          SELECT count(*)::int AS created FROM journal`,
-        [...run, row.kind, row.at, JSON.stringify(row.body), idempotency.key, idempotency.digest],
+        [
+          ...run,
+          row.kind,
+          row.at,
+          JSON.stringify(row.body),
+          idempotency.key,
+          idempotency.digest,
+          traceparent,
+        ],
       );
       if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true };
       return this.keyedRun(started.namespace, idempotency.key);
@@ -204,11 +217,11 @@ export class SqlStore implements Store {
         started.namespace,
       ]);
       const inserted = await tx.query(
-        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10)
+        `INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest, traceparent)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11)
          ON CONFLICT (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
          RETURNING id`,
-        [...run, idempotency?.key ?? null, idempotency?.digest ?? null],
+        [...run, idempotency?.key ?? null, idempotency?.digest ?? null, traceparent],
       );
       if (inserted.length === 0) return false;
       await this.values.insert(tx, started.runId, values);
@@ -458,6 +471,11 @@ export class SqlStore implements Store {
       `WITH runs AS (
          DELETE FROM rw_runs
           WHERE expires_at < $1 AND (lease_owner IS NULL OR lease_expires_at < now())
+            -- Retention waits for every projection sink: a run goes once each sink delivered it.
+            AND NOT EXISTS (
+              SELECT 1 FROM rw_journal j
+               WHERE j.run_id = rw_runs.id
+                 AND j.xid >= (SELECT min(below_xid) FROM rw_projection_cursors)::text::xid8)
           RETURNING id),
        journal AS (DELETE FROM rw_journal WHERE run_id IN (SELECT id FROM runs))
        SELECT id FROM runs`,
@@ -471,6 +489,32 @@ export class SqlStore implements Store {
     for (const orphan of orphans)
       if (orphan.blob_key !== null) await this.blobs.delete(orphan.blob_key);
     return { runs: runs.length, values: orphans.length };
+  }
+
+  // ---- projections (the queries are in projections.ts)
+
+  projectionWindow(below: bigint, limit: number): Promise<ProjectionWindow> {
+    return projections.readWindow(this.sql, below, limit);
+  }
+
+  projectedRun(runId: string): Promise<ProjectedRun | undefined> {
+    return projections.readProjectedRun(this.sql, runId);
+  }
+
+  ensureProjectionCursor(sink: string): Promise<bigint> {
+    return projections.ensureCursor(this.sql, sink);
+  }
+
+  advanceProjectionCursor(sink: string, from: bigint, to: bigint, delivered: number) {
+    return projections.advanceCursor(this.sql, sink, from, to, delivered);
+  }
+
+  projectionCursors(): Promise<ProjectionCursor[]> {
+    return projections.listCursors(this.sql);
+  }
+
+  runsCommittedSince(since: Date): Promise<string[]> {
+    return projections.runsCommittedSince(this.sql, since);
   }
 
   // ---- workers (the queries are in workers.ts)

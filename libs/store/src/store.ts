@@ -10,6 +10,7 @@ import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 import type { TokenGrant, TokenInfo } from "./tokens.js";
 import type { LiveWorker } from "./workers.js";
 import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
+import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
 
 export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -101,6 +102,21 @@ export interface RunAppend {
   runRowUnchanged?: boolean;
   /** Hand the lease back in the same commit (the run ended with no call in flight). */
   releaseLease?: boolean;
+  /** This append is the first commit of an activation: its row goes in the same commit. */
+  activation?: ActivationRecord;
+}
+
+/** What the projections keep of one activation (rw_activations, docs/traces.md). */
+export interface ActivationRecord {
+  kind: "hot" | "cold";
+  /** Journal entries replayed before it went live (0 for a hot one). */
+  replayed: number;
+  /** The lease's attempt count. */
+  attempt: number;
+  /** From the ring to a worker taking it, when it came through the queue. */
+  scheduleToStartMs?: number;
+  /** Wall time (ms) when the worker took it. */
+  startedAt: number;
 }
 
 export type AppendOutcome = "ok" | "lease_lost";
@@ -175,6 +191,8 @@ export interface Store {
     started: RunStartedEntry;
     ttlMs: number;
     idempotency?: StartKey;
+    /** The W3C traceparent of the request that started the run (validated by the caller). */
+    traceparent?: string;
   }): Promise<CreateRunOutcome>;
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(filter: ListRunsFilter): Promise<RunRecord[]>;
@@ -288,6 +306,25 @@ export interface Store {
     move: { from: number; to: number; checkedSeq: number; by: string; checkId?: number },
   ): Promise<"ok" | "changed">;
   epochMoves(runId: string): Promise<EpochMove[]>;
+  // ---- projections (projections.ts, docs/traces.md)
+
+  /** The committed rows of the transactions from `below` on, whole, up to the horizon. */
+  projectionWindow(below: bigint, limit: number): Promise<ProjectionWindow>;
+  /** A run's commit times, activations and traceparent, or undefined if it is gone. */
+  projectedRun(runId: string): Promise<ProjectedRun | undefined>;
+  /** A sink's cursor (made at the start of history the first time). */
+  ensureProjectionCursor(sink: string): Promise<bigint>;
+  /** Moves a sink's cursor forward from `from` after delivering; false if it was not at `from`. */
+  advanceProjectionCursor(
+    sink: string,
+    from: bigint,
+    to: bigint,
+    delivered: number,
+  ): Promise<boolean>;
+  /** Every sink's cursor with its lag. */
+  projectionCursors(): Promise<ProjectionCursor[]>;
+  /** Runs with journal rows committed since then (a backfill's selection). */
+  runsCommittedSince(since: Date): Promise<string[]>;
 
   // ---- workers (workers.ts)
 

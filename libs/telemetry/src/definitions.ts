@@ -8,7 +8,7 @@
 export type MetricType = "counter" | "gauge" | "histogram";
 
 /** The processes that serve a metric (each serves its own /metrics). */
-export type Service = "api" | "worker" | "quarantine";
+export type Service = "api" | "worker" | "quarantine" | "projector";
 
 export interface MetricDefinition {
   readonly name: string;
@@ -25,10 +25,11 @@ const LATENCY = [0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 const SLOW = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Queueing and timers: from a millisecond to a minute. */
 const WAIT = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-const EVERY: readonly Service[] = ["api", "worker", "quarantine"];
+const EVERY: readonly Service[] = ["api", "worker", "quarantine", "projector"];
 const WORKER: readonly Service[] = ["worker"];
 const QUARANTINE: readonly Service[] = ["quarantine"];
 const API: readonly Service[] = ["api"];
+const PROJECTOR: readonly Service[] = ["projector"];
 
 export const DEFINITIONS = {
   // ---- runs
@@ -202,6 +203,31 @@ export const DEFINITIONS = {
     labels: ["reason"],
     help: "Runs a worker quarantined, by reason (divergence: a replay left its journal; invalid-journal: a journal that cannot be replayed)",
     servedBy: WORKER,
+  },
+  // ---- projections (services/projector)
+  projectorDelivered: {
+    name: "rewind_projector_delivered_total",
+    type: "counter",
+    unit: "",
+    labels: ["sink"],
+    help: "Items a projection sink delivered (spans for otel), re-sends included",
+    servedBy: PROJECTOR,
+  },
+  projectorFailures: {
+    name: "rewind_projector_failures_total",
+    type: "counter",
+    unit: "",
+    labels: ["sink"],
+    help: "Windows a sink failed to deliver (each is sent again from the same cursor)",
+    servedBy: PROJECTOR,
+  },
+  projectorLag: {
+    name: "rewind_projector_lag_seconds",
+    type: "gauge",
+    unit: "seconds",
+    labels: ["sink"],
+    help: "Age of the oldest committed journal entry a sink has not delivered (0 when caught up)",
+    servedBy: PROJECTOR,
   },
   quarantineReleases: {
     name: "rewind_quarantine_releases_total",

@@ -15,7 +15,7 @@ export {
   CONTENT_TYPES,
   type ExpositionFormat,
 } from "./exposition.js";
-export { traceIdOf } from "./trace-id.js";
+export { traceIdOf, parseTraceparent } from "./trace-id.js";
 export {
   createLogger,
   lineLog,

@@ -16,3 +16,19 @@ export function traceIdOf(runId: string): string {
   }
   return id;
 }
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/**
+ * The trace id and parent span a W3C traceparent header names, or undefined when it is absent or
+ * not valid (version 00, no all-zero id). An invalid header is ignored, as the W3C asks: the run
+ * then gets the trace derived from its id.
+ */
+export function parseTraceparent(
+  header: unknown,
+): { traceId: string; spanId: string; header: string } | undefined {
+  if (typeof header !== "string") return undefined;
+  const match = TRACEPARENT.exec(header.trim().toLowerCase());
+  if (match === null || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined;
+  return { traceId: match[1]!, spanId: match[2]!, header: match[0] };
+}

@@ -9,6 +9,7 @@ import {
   announceWorker,
   publishToolsets,
 } from "@rewind/executor";
+import { startProjectorService } from "@rewind/projector";
 import { QuarantineService } from "@rewind/quarantine";
 import { BullMqQueue, InProcessQueue, type ActivationQueue } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
@@ -117,6 +118,14 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     : new InProcessQueue();
   queue.consume((runId) => executor.activate(runId), { epochs: executor.epochs });
   quarantine.start();
+  // The projector, embedded, when an OTLP endpoint is configured: a sink that can never deliver
+  // would hold its cursor, and retention waits for every sink's.
+  const env = process.env;
+  const projector =
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
+    env.OTEL_TRACES_EXPORTER !== "none"
+      ? await startProjectorService({ store, env, log })
+      : undefined;
   const wake = new WakeUp(store, (route) => queue.ring(route));
   const recovered = await wake.recover();
   if (recovered > 0)
@@ -137,6 +146,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
       wake.stop();
       await presence.stop();
       await quarantine.stop();
+      await projector?.close();
       await queue.close();
       await api.close();
       await executor.close();

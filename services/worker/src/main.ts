@@ -141,16 +141,27 @@ export async function startWorker(options: WorkerOptions) {
   const presence = await announceWorker(store, owner, executor.epochs);
   // Only the queues of the epochs this build can replay: a run of another epoch waits for a
   // worker that can (a gauge shows how many wait).
-  queue.consume((runId) => executor.activate(runId), {
-    concurrency: options.concurrency ?? 64,
-    epochs: executor.epochs,
-    holder: owner,
-    claimMs: config.REWIND_LEASE_MS,
-    onTaken: (runId, { delivery, waitedMs }) => {
-      hop(`worker.taken.${delivery}`, runId);
-      metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
+  // How long each activation waited for a worker, handed from the queue to the activation (and
+  // from there to its rw_activations row, for the projections).
+  const waited = new Map<string, number>();
+  queue.consume(
+    (runId) => {
+      const scheduleToStartMs = waited.get(runId);
+      waited.delete(runId);
+      return executor.activate(runId, false, scheduleToStartMs);
     },
-  });
+    {
+      concurrency: options.concurrency ?? 64,
+      epochs: executor.epochs,
+      holder: owner,
+      claimMs: config.REWIND_LEASE_MS,
+      onTaken: (runId, { delivery, waitedMs }) => {
+        hop(`worker.taken.${delivery}`, runId);
+        if (waited.size < 10_000) waited.set(runId, Math.round(waitedMs));
+        metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
+      },
+    },
+  );
   log(
     `taking activations of epoch${executor.epochs.length === 1 ? "" : "s"} ${executor.epochs.join(", ")}`,
   );

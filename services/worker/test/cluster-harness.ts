@@ -119,6 +119,7 @@ export class Cluster {
   readonly workers: ServiceProcess[] = [];
   apiProcess: ServiceProcess | undefined;
   quarantineProcess: ServiceProcess | undefined;
+  readonly projectorProcesses: ServiceProcess[] = [];
   databaseUrl = "";
   api!: Rewind;
   apiUrl = "";
@@ -226,8 +227,28 @@ export class Cluster {
     return { service, healthUrl: `http://127.0.0.1:${healthPort}` };
   }
 
+  /** `rewind projector`, serving /healthz and /metrics on a port of its own. */
+  async startProjector(env: Record<string, string> = {}) {
+    const healthPort = await freePort();
+    const service = this.spawn(["projector"], { REWIND_HEALTH_PORT: String(healthPort), ...env });
+    this.projectorProcesses.push(service);
+    await until(
+      "the projector to be ready",
+      async () => (service.ready = service.log.includes("projector ready")),
+      30_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${service.log}`);
+    });
+    return { service, healthUrl: `http://127.0.0.1:${healthPort}` };
+  }
+
   async close(): Promise<void> {
-    for (const child of [...this.workers, this.apiProcess, this.quarantineProcess]) {
+    for (const child of [
+      ...this.workers,
+      ...this.projectorProcesses,
+      this.apiProcess,
+      this.quarantineProcess,
+    ]) {
       if (child?.alive) child.child.kill("SIGCONT");
       await child?.kill("SIGKILL");
     }

@@ -97,12 +97,12 @@ export class Executor {
    * The doorbell: run R may have something to process (its inbox is read). Activations of one
    * run never overlap. `internal` activations (a call's outcome, a timer) skip the inbox.
    */
-  activate(runId: string, internal = false): Promise<void> {
+  activate(runId: string, internal = false, scheduleToStartMs?: number): Promise<void> {
     if (this.closed || (this.draining && !internal)) return Promise.resolve();
     if (!internal) this.inboxDirty.add(runId);
     const previous = this.chains.get(runId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.timed(runId))
+      .then(() => this.timed(runId, internal, scheduleToStartMs))
       .catch((error: unknown) => this.failed(runId, error));
     this.chains.set(runId, next);
     void next.then(() => {
@@ -141,28 +141,41 @@ export class Executor {
   }
 
   /** An activation, timed by kind (rewind_executor_activation_duration_seconds). */
-  private async timed(runId: string): Promise<void> {
+  private async timed(
+    runId: string,
+    internal: boolean,
+    scheduleToStartMs: number | undefined,
+  ): Promise<void> {
     const kind = this.hot.has(runId) ? "hot" : "cold";
     const started = performance.now();
     try {
-      await this.process(runId);
+      await this.process(runId, internal, scheduleToStartMs);
     } finally {
       const seconds = (performance.now() - started) / 1000;
       countLater(() => metrics.activationSeconds.observe({ kind }, seconds, runId));
     }
   }
 
-  private async process(runId: string): Promise<void> {
+  private async process(runId: string, internal = true, scheduleToStartMs?: number): Promise<void> {
     if (this.crashed) return;
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
     let run = this.hot.get(runId);
     const kind = run === undefined ? "cold" : "hot";
     countLater(() => metrics.activations.inc({ kind }));
+    const takenAt = Date.now();
+    if (run !== undefined && !internal)
+      run.activation ??= {
+        kind: "hot",
+        replayed: 0,
+        attempt: run.lease.attempts,
+        startedAt: takenAt,
+        ...(scheduleToStartMs !== undefined ? { scheduleToStartMs } : {}),
+      };
     if (run === undefined) {
       const started = performance.now();
       // The load reads the inbox as it is now; a ring from here on marks it to be read again.
       this.inboxDirty.delete(runId);
-      run = await this.load(runId);
+      run = await this.load(runId, takenAt, scheduleToStartMs);
       if (run !== undefined)
         metrics.replaySeconds.observe({}, (performance.now() - started) / 1000, runId);
     }
@@ -252,7 +265,11 @@ export class Executor {
   }
 
   /** A cold run: take its lease, read its journal, replay it, and carry on live. */
-  private async load(runId: string): Promise<HotRun | undefined> {
+  private async load(
+    runId: string,
+    takenAt = Date.now(),
+    scheduleToStartMs?: number,
+  ): Promise<HotRun | undefined> {
     const { store } = this.options;
     // One round trip: the lease, and with it the run, its journal and its inbox.
     const loaded = await store.loadRun(runId, this.options.owner, this.leaseTtlMs, {
@@ -321,6 +338,13 @@ export class Executor {
     }
     const { instance, resumed } = replayed;
     const run = new HotRun(runId, record.toolset, resumed.engine, instance, lease, journal.length);
+    run.activation = {
+      kind: "cold",
+      replayed: journal.length,
+      attempt: lease.attempts,
+      startedAt: takenAt,
+      ...(scheduleToStartMs !== undefined ? { scheduleToStartMs } : {}),
+    };
     run.storedStatus = record.status;
     run.loadedInbox = inbox;
     this.hot.set(runId, run);
@@ -456,6 +480,8 @@ export class Executor {
       releaseLease: !more && run.finished,
     };
     if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
+    // The activation's first commit records it (only one with entries: its row names the first).
+    if (run.activation !== undefined && entries.length > 0) append.activation = run.activation;
     let outcome;
     try {
       outcome = await this.committer.append(append);
@@ -472,6 +498,7 @@ export class Executor {
       this.drop(run);
       return false;
     }
+    if (append.activation !== undefined) run.activation = undefined;
     if (append.releaseLease === true) run.leaseReleased = true;
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the next lease starts the count again

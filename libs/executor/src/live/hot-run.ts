@@ -1,7 +1,7 @@
 import type { CallEntry, ErrorData, Json } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
 import type { ScriptHandle } from "@rewind/sandbox";
-import type { InboxItem, Lease, RunStatus } from "@rewind/store";
+import type { ActivationRecord, InboxItem, Lease, RunStatus } from "@rewind/store";
 
 /** A run whose sandbox is alive in this process: its next event needs no replay. */
 export class HotRun {
@@ -24,6 +24,12 @@ export class HotRun {
   leaseReleased = false;
   /** The inbox as the cold load read it: handled by the first activation, then read afresh. */
   loadedInbox: InboxItem[] | undefined;
+  /**
+   * The activation under way, until its first commit records it (rw_activations, for the
+   * projections): a cold load, or a hot one rung from outside. Outcomes of its own calls
+   * continue the activation that made them: no row of their own.
+   */
+  activation: ActivationRecord | undefined;
   /** The copy that replaced this one when it was rebuilt in this process (see Executor.rebuild). */
   successor: HotRun | undefined;
 

@@ -115,7 +115,7 @@ export const migrateEpoch = defineRoute({
   summary: "Check the open runs of an epoch on another, and move those that replay the same",
   description:
     "A worker of the target epoch replays each open run of the epoch, calling nothing. A run that matches moves (unless dryRun), only if its journal still ends at the seq checked; one that diverges stays for its epoch's workers. Poll GET /v1/epochs/checks/{id} for the verdicts.",
-  auth: true,
+  access: "operate",
   params: EpochParams,
   body: MigrateBody,
   responses: {
@@ -165,7 +165,7 @@ export const showEpochCheck = defineRoute({
   path: "/v1/epochs/checks/:id",
   operationId: "getEpochCheck",
   summary: "An epoch check's state and, once done, the verdict on each run",
-  auth: true,
+  access: "read",
   params: EpochCheckParams,
   responses: { 200: { description: "The check", schema: EpochCheckView } },
   errors: [401, 404, 422, 503],

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FastifyReply } from "fastify";
+import { parseTraceparent } from "@rewind/telemetry";
 import {
   RewindError,
   canonicalize,
@@ -36,7 +37,8 @@ export const createRun = defineRoute({
   summary: "Start a run of a script",
   description:
     "Stores the script (by the SHA-256 of its code) and the run with its first journal entry, then rings the doorbell. The run starts queued.\n\n" +
-    "**Retries.** Send an `Idempotency-Key` header (or `idempotencyKey` in the body; both must then be equal), up to 255 printable ASCII characters, to make the start safe to retry: the first start with a key answers 201; a start with the same key in the same namespace and the same request (script, input, toolset, seed if given) answers 200 with the same run (its status now) and starts nothing; the same key with another request answers 409 CONFLICT naming the key. A key stays taken as long as the run it started is kept (its TTL).",
+    "**Retries.** Send an `Idempotency-Key` header (or `idempotencyKey` in the body; both must then be equal), up to 255 printable ASCII characters, to make the start safe to retry: the first start with a key answers 201; a start with the same key in the same namespace and the same request (script, input, toolset, seed if given) answers 200 with the same run (its status now) and starts nothing; the same key with another request answers 409 CONFLICT naming the key. A key stays taken as long as the run it started is kept (its TTL).\n\n" +
+    "**Tracing.** A W3C `traceparent` header names the run's trace: its spans (docs/traces.md) carry that trace id, the run's span a child of the caller's. Without one (or with an invalid one, ignored) the trace id is derived from the run id.",
   access: "run",
   body: CreateRunBody,
   responses: {
@@ -74,10 +76,13 @@ export const createRun = defineRoute({
     };
     const idempotency =
       key === undefined ? undefined : { key, digest: requestDigest(scriptHash, input, body) };
+    // The request's trace names the run's trace (docs/traces.md); an invalid header is ignored.
+    const traceparent = parseTraceparent(request.headers.traceparent)?.header;
     const outcome = await ctx.store.createRun({
       started,
       ttlMs: body.ttl ?? DEFAULT_TTL_MS,
       ...(idempotency !== undefined ? { idempotency } : {}),
+      ...(traceparent !== undefined ? { traceparent } : {}),
     });
     if (!outcome.created) return repeatedStart(ctx, namespace, idempotency!, outcome, reply);
     hop("api.received", runId, received);

@@ -1,0 +1,238 @@
+import type { SqlClient } from "./sql.js";
+
+/**
+ * What the projector reads (migration 0012, docs/traces.md): committed journal rows and
+ * activation rows by the transaction that wrote them, and one cursor per sink.
+ *
+ * The cursor of a sink is a transaction id `below`: every row written by a transaction below it
+ * was delivered. A window is read up to the horizon, pg_snapshot_xmin(pg_current_snapshot()), the
+ * oldest transaction still running: each transaction below it has ended, so no row below it can
+ * still appear, and a cursor that never passes the horizon never skips a row that commits late
+ * (a serial would: it is drawn at insert, not at commit).
+ */
+
+/** A journal row as the projections see it: where it is, when it committed, by whom. */
+export interface CommittedRow {
+  runId: string;
+  seq: number;
+  kind: string;
+  /** Wall time of its commit, in microseconds since the epoch. */
+  committedUs: number;
+}
+
+export interface CommittedActivation {
+  runId: string;
+  seq: number;
+  kind: "hot" | "cold";
+  replayed: number;
+  attempt: number;
+  scheduleToStartMs: number | null;
+  startedUs: number;
+  committedUs: number;
+}
+
+export interface ProjectionWindow {
+  rows: CommittedRow[];
+  activations: CommittedActivation[];
+  /** The cursor once this window is delivered: every transaction below it is in it or before. */
+  nextBelow: bigint;
+}
+
+export interface ProjectionCursor {
+  sink: string;
+  below: bigint;
+  delivered: number;
+  updatedAt: Date;
+  /** Journal rows committed and not yet delivered. */
+  pendingRows: number;
+  /** Commit time of the oldest row not yet delivered: the sink's lag starts there. */
+  oldestPending?: Date;
+}
+
+const us = (column: string) =>
+  `(extract(epoch FROM ${column}) * 1000000)::bigint::text AS ${column.split(".").pop()}_us`;
+
+/**
+ * The next window after `below`: whole transactions only, at most about `limit` rows. A window
+ * cut by the limit ends at the last transaction it holds whole; one longer than the limit is
+ * still taken whole (a transaction is delivered in one piece).
+ */
+export async function readWindow(
+  sql: SqlClient,
+  below: bigint,
+  limit: number,
+): Promise<ProjectionWindow> {
+  const horizonRows = await sql.query<{ horizon: string }>(
+    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon",
+  );
+  const horizon = BigInt(horizonRows[0]!.horizon);
+  if (horizon <= below) return { rows: [], activations: [], nextBelow: below };
+  // The transactions of the window, at most `limit` of them, in commit-horizon order.
+  const xids = await sql.query<{ xid: string }>(
+    `SELECT DISTINCT xid::text AS xid, xid AS x FROM rw_journal
+      WHERE xid >= $1::text::xid8 AND xid < $2::text::xid8 ORDER BY x LIMIT $3`,
+    [below.toString(), horizon.toString(), limit],
+  );
+  let upTo = horizon;
+  if (xids.length === limit) upTo = BigInt(xids.at(-1)!.xid) + 1n;
+  const rows = await sql.query<{
+    run_id: string;
+    seq: number;
+    kind: string;
+    committed_at_us: string;
+  }>(
+    `SELECT run_id, seq, kind, ${us("committed_at")} FROM rw_journal
+      WHERE xid >= $1::text::xid8 AND xid < $2::text::xid8 ORDER BY xid, run_id, seq`,
+    [below.toString(), upTo.toString()],
+  );
+  const activations = await sql.query<{
+    run_id: string;
+    seq: number;
+    kind: "hot" | "cold";
+    replayed: number;
+    attempt: number;
+    schedule_to_start_ms: number | null;
+    started_at_us: string;
+    committed_at_us: string;
+  }>(
+    `SELECT run_id, seq, kind, replayed, attempt, schedule_to_start_ms, ${us("started_at")}, ${us("committed_at")}
+       FROM rw_activations WHERE xid >= $1::text::xid8 AND xid < $2::text::xid8 ORDER BY xid, run_id, seq`,
+    [below.toString(), upTo.toString()],
+  );
+  return {
+    rows: rows.map((r) => ({
+      runId: r.run_id,
+      seq: Number(r.seq),
+      kind: r.kind,
+      committedUs: Number(r.committed_at_us),
+    })),
+    activations: activations.map(toActivation),
+    nextBelow: upTo,
+  };
+}
+
+function toActivation(r: {
+  run_id: string;
+  seq: number;
+  kind: "hot" | "cold";
+  replayed: number;
+  attempt: number;
+  schedule_to_start_ms: number | null;
+  started_at_us: string;
+  committed_at_us: string;
+}): CommittedActivation {
+  return {
+    runId: r.run_id,
+    seq: Number(r.seq),
+    kind: r.kind,
+    replayed: Number(r.replayed),
+    attempt: Number(r.attempt),
+    scheduleToStartMs: r.schedule_to_start_ms === null ? null : Number(r.schedule_to_start_ms),
+    startedUs: Number(r.started_at_us),
+    committedUs: Number(r.committed_at_us),
+  };
+}
+
+/** A run as the projections need it: its rows' commit times, activations and traceparent. */
+export interface ProjectedRun {
+  runId: string;
+  traceparent: string | null;
+  /** Commit time (µs) of each seq. */
+  committedUs: Map<number, number>;
+  activations: CommittedActivation[];
+}
+
+export async function readProjectedRun(
+  sql: SqlClient,
+  runId: string,
+): Promise<ProjectedRun | undefined> {
+  const run = await sql.query<{ traceparent: string | null }>(
+    "SELECT traceparent FROM rw_runs WHERE id = $1",
+    [runId],
+  );
+  if (run[0] === undefined) return undefined;
+  const rows = await sql.query<{ seq: number; committed_at_us: string }>(
+    `SELECT seq, ${us("committed_at")} FROM rw_journal WHERE run_id = $1 ORDER BY seq`,
+    [runId],
+  );
+  const activations = await sql.query<Parameters<typeof toActivation>[0]>(
+    `SELECT run_id, seq, kind, replayed, attempt, schedule_to_start_ms, ${us("started_at")}, ${us("committed_at")}
+       FROM rw_activations WHERE run_id = $1 ORDER BY seq`,
+    [runId],
+  );
+  return {
+    runId,
+    traceparent: run[0].traceparent,
+    committedUs: new Map(rows.map((r) => [Number(r.seq), Number(r.committed_at_us)])),
+    activations: activations.map(toActivation),
+  };
+}
+
+/** A sink's cursor, made at the start of history the first time the sink is seen. */
+export async function ensureCursor(sql: SqlClient, sink: string): Promise<bigint> {
+  await sql.query(
+    "INSERT INTO rw_projection_cursors (sink, below_xid) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+    [sink],
+  );
+  const rows = await sql.query<{ below_xid: string }>(
+    "SELECT below_xid::text AS below_xid FROM rw_projection_cursors WHERE sink = $1",
+    [sink],
+  );
+  return BigInt(rows[0]!.below_xid);
+}
+
+/**
+ * Moves a sink's cursor from `from` to `to` after delivering a window. Only forward and only from
+ * where this projector read (two projectors of one sink both deliver, at least once; neither
+ * moves the cursor back). Answers whether it moved.
+ */
+export async function advanceCursor(
+  sql: SqlClient,
+  sink: string,
+  from: bigint,
+  to: bigint,
+  delivered: number,
+): Promise<boolean> {
+  const rows = await sql.query(
+    `UPDATE rw_projection_cursors SET below_xid = $3, delivered = delivered + $4, updated_at = now()
+      WHERE sink = $1 AND below_xid = $2 RETURNING sink`,
+    [sink, from.toString(), to.toString(), delivered],
+  );
+  return rows.length > 0;
+}
+
+/** Every sink's cursor and how far behind it is. */
+export async function listCursors(sql: SqlClient): Promise<ProjectionCursor[]> {
+  const rows = await sql.query<{
+    sink: string;
+    below_xid: string;
+    delivered: string;
+    updated_at: Date | string;
+    pending: string;
+    oldest: Date | string | null;
+  }>(
+    `SELECT c.sink, c.below_xid::text AS below_xid, c.delivered::text AS delivered, c.updated_at,
+            p.pending::text AS pending, p.oldest
+       FROM rw_projection_cursors c,
+            LATERAL (SELECT count(*) AS pending, min(committed_at) AS oldest FROM rw_journal
+                      WHERE xid >= c.below_xid::text::xid8) p
+      ORDER BY c.sink`,
+  );
+  return rows.map((r) => ({
+    sink: r.sink,
+    below: BigInt(r.below_xid),
+    delivered: Number(r.delivered),
+    updatedAt: new Date(r.updated_at),
+    pendingRows: Number(r.pending),
+    ...(r.oldest !== null ? { oldestPending: new Date(r.oldest) } : {}),
+  }));
+}
+
+/** Runs with journal rows committed since `since`, oldest first (a backfill's selection). */
+export async function runsCommittedSince(sql: SqlClient, since: Date): Promise<string[]> {
+  const rows = await sql.query<{ run_id: string }>(
+    `SELECT run_id FROM rw_journal WHERE committed_at >= $1 GROUP BY run_id ORDER BY min(committed_at), run_id`,
+    [since],
+  );
+  return rows.map((r) => r.run_id);
+}

@@ -1,0 +1,173 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JournalEntry, RunStartedEntry } from "@rewind/core";
+import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "../src/index.js";
+import { createTestDatabase } from "../src/testing.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+// The projector's cursor (migration 0012, docs/traces.md) against a real Postgres: a window never
+// passes a transaction still running, so a row that commits late is never skipped.
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let store: SqlStore;
+let blobDir: string;
+let counter = 0;
+
+beforeAll(async () => {
+  database = await createTestDatabase("rewind_projections");
+  const sql = await openSqlClient({ databaseUrl: database.url });
+  await migrate(sql);
+  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-blobs-"));
+  store = new SqlStore(sql, new FolderBlobStore(blobDir));
+  await store.putScript("default", { hash: "sha256:s", entry: "s.ts", code: "x", sourceMap: "{}" });
+});
+
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+  if (blobDir) rmSync(blobDir, { recursive: true, force: true });
+});
+
+async function newRun(ttlMs = 60_000) {
+  counter++;
+  const started: RunStartedEntry = {
+    seq: 1,
+    kind: "run.started",
+    at: 1_000,
+    runId: `run_proj_${counter}`,
+    scriptHash: "sha256:s",
+    input: {},
+    seed: "ab".repeat(32),
+    epoch: 1,
+    toolset: "shop",
+    namespace: "default",
+  };
+  await store.createRun({
+    started,
+    ttlMs,
+    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+  });
+  const lease = (await store.acquireLease(started.runId, "owner", 30_000))!;
+  return { runId: started.runId, lease };
+}
+
+const call = (seq: number): JournalEntry => ({
+  seq,
+  kind: "call",
+  at: 1_000,
+  callsite: "s.ts:3:5",
+  name: "charge",
+  args: { n: seq },
+  callId: `c${seq}`,
+});
+
+/** Reads windows from `below` until the horizon, as the projector does. */
+async function drain(below: bigint) {
+  const rows: string[] = [];
+  for (;;) {
+    const window = await store.projectionWindow(below, 2);
+    for (const row of window.rows) rows.push(`${row.runId}:${row.seq}`);
+    if (window.nextBelow === below) return { rows, below };
+    below = window.nextBelow;
+  }
+}
+
+describe("projection windows", () => {
+  it("never skip a row that commits after a later transaction's row was read", async () => {
+    const sink = "test-late";
+    const start = await store.ensureProjectionCursor(sink);
+    let below = start;
+    const early = await newRun();
+    const late = await newRun();
+    below = (await drain(below)).below; // both run.started rows, delivered
+
+    // A transaction takes its xid first and commits last.
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        "INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 2, 'output', 1000, NULL, '{}')",
+        [late.runId],
+      );
+      // A later transaction commits while the first still runs.
+      expect(
+        await store.commit([
+          {
+            lease: early.lease,
+            afterSeq: 1,
+            entries: [call(2)],
+            status: "running",
+            runRowUnchanged: true,
+          },
+        ]),
+      ).toEqual(["ok"]);
+      const first = await drain(below);
+      // The committed row is held back with the running one: the window stops at the horizon.
+      expect(first.rows).toEqual([]);
+      await client.query("COMMIT");
+    } finally {
+      await client.end();
+    }
+    const second = await drain(below);
+    expect(second.rows.sort()).toEqual([`${early.runId}:2`, `${late.runId}:2`].sort());
+    expect(await store.advanceProjectionCursor(sink, start, second.below, 4)).toBe(true);
+    // From where it no longer is, the cursor does not move (another projector went first).
+    expect(await store.advanceProjectionCursor(sink, start, second.below, 4)).toBe(false);
+  });
+
+  it("record an activation in the same commit as its entries, with commit times", async () => {
+    const run = await newRun();
+    const startedAt = Date.now();
+    expect(
+      await store.commit([
+        {
+          lease: run.lease,
+          afterSeq: 1,
+          entries: [call(2)],
+          status: "running",
+          runRowUnchanged: true,
+          activation: { kind: "cold", replayed: 1, attempt: 1, scheduleToStartMs: 7, startedAt },
+        },
+      ]),
+    ).toEqual(["ok"]);
+    const projected = (await store.projectedRun(run.runId))!;
+    expect(projected.traceparent).toBe("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    expect([...projected.committedUs.keys()]).toEqual([1, 2]);
+    expect(projected.committedUs.get(2)! / 1000).toBeGreaterThanOrEqual(startedAt - 5_000);
+    expect(projected.activations).toMatchObject([
+      { runId: run.runId, seq: 2, kind: "cold", replayed: 1, attempt: 1, scheduleToStartMs: 7 },
+    ]);
+    expect(Math.abs(projected.activations[0]!.startedUs / 1000 - startedAt)).toBeLessThan(2);
+  });
+
+  it("keep an expired run until every sink delivered it", async () => {
+    const sink = "test-retention";
+    const below = await store.ensureProjectionCursor(sink);
+    const run = await newRun(1);
+    await store.commit([
+      {
+        lease: run.lease,
+        afterSeq: 1,
+        entries: [{ seq: 2, kind: "run.completed", at: 1_000, result: 1 } as JournalEntry],
+        status: "completed",
+        releaseLease: true,
+      },
+    ]);
+    const later = new Date(Date.now() + 60_000);
+    await store.deleteExpired(later);
+    expect(await store.getRun(run.runId)).toBeDefined();
+    const cursors = await store.projectionCursors();
+    expect(cursors.find((c) => c.sink === sink)!.pendingRows).toBeGreaterThan(0);
+    // Every sink catches up: the run goes.
+    for (const cursor of cursors) {
+      const { below: to } = await drain(cursor.below);
+      await store.advanceProjectionCursor(cursor.sink, cursor.below, to, 0);
+    }
+    expect(below).toBe(0n);
+    await store.deleteExpired(later);
+    expect(await store.getRun(run.runId)).toBeUndefined();
+  });
+});

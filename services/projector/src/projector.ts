@@ -1,0 +1,128 @@
+import type { CommittedActivation, Store } from "@rewind/store";
+import type { Sink, SinkBatch } from "./sink.js";
+import type { RunView } from "./span-model.js";
+import { traceIdOfRun } from "./span-model.js";
+
+export interface ProjectorOptions {
+  store: Store;
+  sinks: readonly Sink[];
+  /** How often it looks for newly committed entries when it is caught up. */
+  pollMs?: number;
+  /** Transactions per window. */
+  windowSize?: number;
+  log?: (line: string) => void;
+  onDelivered?: (sink: string, count: number) => void;
+  onFailed?: (sink: string) => void;
+}
+
+export interface SinkProgress {
+  delivered: number;
+  failures: number;
+  lastError?: string;
+  /** Wall time of the last window it caught up to the horizon. */
+  caughtUpAt?: number;
+}
+
+/**
+ * Follows committed journal entries (never the live sandbox) and hands them to each sink, each
+ * from its own durable cursor (docs/traces.md). A window is delivered, then the cursor moves:
+ * a crash between the two sends that window again, never loses it.
+ */
+export class Projector {
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  readonly progress = new Map<string, SinkProgress>();
+
+  constructor(private readonly options: ProjectorOptions) {
+    for (const sink of options.sinks) this.progress.set(sink.name, { delivered: 0, failures: 0 });
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Every sink caught up once at least: what /readyz waits for. */
+  get ready(): boolean {
+    return [...this.progress.values()].every((p) => p.caughtUpAt !== undefined);
+  }
+
+  private async run(): Promise<void> {
+    const pollMs = this.options.pollMs ?? 200;
+    while (!this.stopped) {
+      let busy = false;
+      for (const sink of this.options.sinks) {
+        try {
+          busy = (await this.step(sink)) || busy;
+        } catch (error) {
+          const progress = this.progress.get(sink.name)!;
+          progress.failures++;
+          progress.lastError = (error as Error).message;
+          this.options.onFailed?.(sink.name);
+          this.options.log?.(`sink ${sink.name}: ${progress.lastError}`);
+        }
+      }
+      if (!busy && !this.stopped)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, pollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+    }
+  }
+
+  /** One window for one sink; answers whether there was anything in it. */
+  async step(sink: Sink): Promise<boolean> {
+    const { store } = this.options;
+    const below = await store.ensureProjectionCursor(sink.name);
+    const window = await store.projectionWindow(below, this.options.windowSize ?? 200);
+    const progress = this.progress.get(sink.name)!;
+    if (window.nextBelow === below) {
+      progress.caughtUpAt = Date.now();
+      return false;
+    }
+    const seqs = new Map<string, number[]>();
+    const activations = new Map<string, CommittedActivation[]>();
+    for (const row of window.rows)
+      (seqs.get(row.runId) ?? seqs.set(row.runId, []).get(row.runId)!).push(row.seq);
+    for (const a of window.activations)
+      (activations.get(a.runId) ?? activations.set(a.runId, []).get(a.runId)!).push(a);
+    const batch: SinkBatch = { runs: [] };
+    for (const runId of new Set([...seqs.keys(), ...activations.keys()])) {
+      const view = await loadRunView(store, runId);
+      if (view === undefined) continue; // deleted since (retention waits for sinks: a backfill's)
+      batch.runs.push({
+        view,
+        seqs: seqs.get(runId) ?? [],
+        activations: activations.get(runId) ?? [],
+      });
+    }
+    const delivered = await sink.deliver(batch);
+    await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
+    progress.delivered += delivered;
+    this.options.onDelivered?.(sink.name, delivered);
+    return true;
+  }
+}
+
+/** A run's decoded journal and what the store kept beside it, or undefined if it is gone. */
+export async function loadRunView(store: Store, runId: string): Promise<RunView | undefined> {
+  const projected = await store.projectedRun(runId);
+  if (projected === undefined) return undefined;
+  const journal = await store.readJournal(runId);
+  const started = journal[0];
+  let parentTraceId: string | undefined;
+  if (started?.kind === "run.started" && started.parent !== undefined) {
+    const parent = await store.projectedRun(started.parent.runId);
+    parentTraceId = traceIdOfRun(started.parent.runId, parent?.traceparent ?? null);
+  }
+  return { journal, projected, ...(parentTraceId !== undefined ? { parentTraceId } : {}) };
+}
