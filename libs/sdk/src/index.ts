@@ -14,6 +14,8 @@ export {
   RewindApiError,
   type RewindOptions,
   type RunView,
+  type RunList,
+  type RunListFilter,
   type StartRun,
   type RunStatus,
   type ForkPreview,

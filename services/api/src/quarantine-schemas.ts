@@ -7,7 +7,7 @@ import { ListRunsQuery, RUN_STATUSES, RunView } from "./schemas.js";
 
 const isoDate = z.string().meta({ format: "date-time" });
 
-export const QuarantineListQuery = ListRunsQuery.omit({ status: true });
+export const QuarantineListQuery = ListRunsQuery.pick({ limit: true, before: true });
 
 const EntryLabel = z.object({
   kind: z.string(),
