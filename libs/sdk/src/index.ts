@@ -21,6 +21,8 @@ export {
   type ForkPreview,
   type ReplayResult,
 } from "./client.js";
+/** The journal's and values' shapes, for clients that read journals (the dashboard). */
+export type { ErrorData, Json, JournalEntry } from "@rewind/core";
 export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";
 export type {

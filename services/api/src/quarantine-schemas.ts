@@ -30,6 +30,7 @@ export const QuarantineSummary = z
     epoch: z.number().int().meta({ description: "The run's epoch (a release may change it)" }),
     toolset: z.string(),
     scriptHash: z.string().meta({ description: "The run's script (sha256: of its code)" }),
+    script: z.string().optional().meta({ description: "Its entry file's name, e.g. order.ts" }),
     seq: z.number().int().meta({ description: "The seq of the run.quarantined entry" }),
     quarantinedAt: isoDate,
     reason: z
