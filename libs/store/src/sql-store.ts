@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { and, desc, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
 import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
@@ -17,7 +17,6 @@ import type {
   QuarantinedRun,
 } from "./quarantine.js";
 import { commitPlainSteps, encodeAppend, plainStep } from "./appends.js";
-import { toRecord } from "./run-rows.js";
 import * as schema from "./schema.js";
 import type { SqlClient } from "./sql.js";
 import { ValueRows } from "./values.js";

@@ -5,9 +5,9 @@ export function showValue(value: Json | undefined): string {
   if (value === undefined) return "(none)";
   if (typeof value === "string") return JSON.stringify(value);
   try {
-    return JSON.stringify(value, null, 2) ?? String(value);
+    return JSON.stringify(value, null, 2) ?? "(not JSON)";
   } catch {
-    return String(value);
+    return "(not JSON)";
   }
 }
 
@@ -38,4 +38,10 @@ export function localTime(iso: string | number | undefined): string {
 export function lineOf(callsite: string | undefined): { file: string; line: number } | undefined {
   const match = callsite === undefined ? null : /^(.*):(\d+):(\d+)$/.exec(callsite);
   return match === null ? undefined : { file: match[1]!, line: Number(match[2]) };
+}
+
+/** A text field of a submitted form ("" when absent). */
+export function field(data: FormData, name: string): string {
+  const value = data.get(name);
+  return typeof value === "string" ? value : "";
 }

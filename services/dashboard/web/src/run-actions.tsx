@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Api, ForkPreview, ReplayResult, RunView } from "./api.js";
+import { field } from "./format.js";
 import { runHref } from "./route.js";
 
 const OPEN = new Set(["queued", "running", "waiting"]);
@@ -30,8 +31,8 @@ export function RunActions(props: { api: Api; run: RunView; changed: () => void 
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const data = new FormData(form);
-    const name = String(data.get("name") ?? "").trim();
-    const text = String(data.get("payload") ?? "").trim();
+    const name = field(data, "name").trim();
+    const text = field(data, "payload").trim();
     void act(`signal ${name}`, async () => {
       if (name === "") throw new Error("Name the signal the script waits for.");
       let payload: unknown = null;

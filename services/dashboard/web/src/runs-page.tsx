@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Api, RunStatus } from "./api.js";
-import { localTime } from "./format.js";
+import { field, localTime } from "./format.js";
 import { runHref, runsHref } from "./route.js";
 import { usePoll } from "./use-poll.js";
 
@@ -76,7 +76,7 @@ export function RunsPage({
     const data = new FormData(event.currentTarget as HTMLFormElement);
     const next = new URLSearchParams();
     for (const name of FILTERS) {
-      const value = String(data.get(name) ?? "").trim();
+      const value = field(data, name).trim();
       if (value !== "") next.set(name, value);
     }
     location.hash = runsHref(next);
