@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
 import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
 import { Rewind } from "@rewind/sdk";
@@ -24,11 +24,14 @@ const HOSTILE =
 const HOSTILE_SCRIPT = `import { tools } from "rewind";
 // ${HOSTILE}
 export default async function main(input: { evil: string; huge: string }) {
-  await tools.lookup({ q: input.evil, huge: input.huge });
+  await tools.lookup({ q: input.evil });
   console.log(input.evil);
   throw new Error(input.evil);
 }
 `;
+
+/** Browser steps are slow on a loaded machine: each test has two minutes. */
+const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 120_000);
 
 let dir = "";
 let shots = "";
@@ -86,7 +89,7 @@ it("lists runs with counts, filters them by script and status, and opens one", a
   await page.locator(`tr[data-run="${hostileRun}"]`).waitFor({ state: "detached" });
   expect(await page.locator("#runs tbody tr").count()).toBe(1);
   expect(page.url()).toContain("#/runs?script=order.ts");
-  await page.getByLabel("Status").selectOption("failed");
+  await page.locator('select[name="status"]').selectOption("failed");
   await page.getByRole("button", { name: "Filter" }).click();
   await page.locator("#runs-empty").waitFor();
   await page.screenshot({ path: path.join(shots, "runs-filtered-empty.png"), fullPage: true });
