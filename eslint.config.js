@@ -44,6 +44,7 @@ export default tseslint.config(
       "load-tests/**/*.ts",
       "scripts/**/*.ts",
       "vitest.config.ts",
+      "**/vite.config.ts",
       "libs/sdk/script.d.ts",
     ],
     ...tseslint.configs.disableTypeChecked,

@@ -127,7 +127,11 @@ program
 const runs = program.command("runs").description("list and inspect runs");
 runs
   .command("list")
-  .option("--status <status>", "only runs with this status")
+  .option("--status <status>", "only runs with this status (several: comma-separated)")
+  .option("--script <name>", "only runs of this script (file name or hash)")
+  .option("--toolset <name>", "only runs with this toolset")
+  .option("--epoch <n>", "only runs of this epoch")
+  .option("--search <text>", "only runs whose id or error holds this text")
   .option("--limit <n>", "how many", "50")
   .option("--json", "print JSON")
   .action(lazy(runs$, "listCommand"));

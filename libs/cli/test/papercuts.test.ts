@@ -79,15 +79,23 @@ describe("rewind's papercuts", () => {
       source: `import { tools } from "rewind"; export default async () => tools.now();`,
       filename: "now.ts",
     });
-    const { id, scriptHash } = await h.api.runs.start({ script, toolset: "clock" });
+    const { id } = await h.api.runs.start({ script, toolset: "clock" });
     await h.api.runs.result(id, "20s");
     const { code, stdout } = await rewind(["runs", "list"], h.env);
     expect(code).toBe(0);
     const [header, ...rows] = stdout.trimEnd().split("\n");
     expect(header).toMatch(/^RUN\s+STATUS\s+TOOLSET\s+SCRIPT\s+CREATED$/);
+    // The script by its file name, not its hash.
     expect(rows.find((row) => row.startsWith(id))).toMatch(
-      new RegExp(`^${id}\\s+completed\\s+clock\\s+${scriptHash.slice(0, 19)}\\s+\\d{4}-`),
+      new RegExp(`^${id}\\s+completed\\s+clock\\s+now\\.ts\\s+\\d{4}-`),
     );
+    const filtered = await rewind(
+      ["runs", "list", "--script", "now.ts", "--status", "completed,failed"],
+      h.env,
+    );
+    expect(filtered.stdout.trimEnd().split("\n").slice(1)).toEqual([
+      expect.stringMatching(new RegExp(`^${id}\\s`)),
+    ]);
   });
 
   it("says what a waiting run waits for", async () => {

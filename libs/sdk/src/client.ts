@@ -15,8 +15,11 @@ export interface RunView {
   status: RunStatus;
   namespace: string;
   scriptHash: string;
+  /** The script's entry file name, e.g. order.ts. */
+  script?: string;
   toolset: string;
   epoch: number;
+  lastSeq: number;
   parent?: { runId: string; seq: number };
   result?: Json;
   error?: ErrorData;
@@ -24,6 +27,37 @@ export interface RunView {
   updatedAt: string;
   endedAt?: string;
   expiresAt?: string;
+}
+
+/** Which runs GET /v1/runs lists: every field given narrows the list. */
+export interface RunListFilter {
+  /** One status, or any of several. */
+  status?: RunStatus | readonly RunStatus[];
+  /** The script's entry file name (order.ts) or hash. */
+  script?: string;
+  toolset?: string;
+  epoch?: number;
+  createdFrom?: Date | string;
+  createdTo?: Date | string;
+  /** Only the forks of this run. */
+  parent?: string;
+  /** true: only forks; false: no forks. */
+  fork?: boolean;
+  /** Text in the run's id or its error's message. */
+  q?: string;
+  order?: "newest" | "oldest";
+  /** Also answer the counts by status over all pages. */
+  counts?: boolean;
+  limit?: number;
+  before?: string;
+  after?: string;
+}
+
+export interface RunList {
+  runs: RunView[];
+  /** The cursor of the next page (as `before`, or `after` when oldest first). */
+  next?: string;
+  counts?: Partial<Record<RunStatus, number>>;
 }
 
 export interface StartRun {
@@ -121,8 +155,9 @@ export class Rewind {
       return { ...created, created: response.status !== 200 };
     },
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
-    list: (filter: { status?: RunStatus; limit?: number; before?: string } = {}) =>
-      this.request<{ runs: RunView[]; next?: string }>("GET", `/v1/runs${query(filter)}`),
+    /** A page of runs; every filter given narrows it (see GET /v1/runs). */
+    list: (filter: RunListFilter = {}) =>
+      this.request<RunList>("GET", `/v1/runs${query(listQuery(filter))}`),
     /** Entries after `after`; with `wait` ("30s"), waits for new entries or the run's end. */
     journal: (id: string, after = 0, wait?: string) =>
       this.request<{ entries: JournalEntry[]; status: RunStatus }>(
@@ -300,6 +335,19 @@ async function apiError(response: Response, method: string, path: string) {
     data?.error?.message ?? `${method} ${path} answered ${response.status}`,
     data?.error?.field,
   );
+}
+
+function listQuery(filter: RunListFilter): Record<string, string | number | undefined> {
+  const instant = (at: Date | string | undefined) => (at instanceof Date ? at.toISOString() : at);
+  const flag = (value: boolean | undefined) => (value === undefined ? undefined : String(value));
+  return {
+    ...filter,
+    status: typeof filter.status === "string" ? filter.status : filter.status?.join(","),
+    createdFrom: instant(filter.createdFrom),
+    createdTo: instant(filter.createdTo),
+    fork: flag(filter.fork),
+    counts: flag(filter.counts),
+  };
 }
 
 function query(params: Record<string, string | number | undefined>): string {

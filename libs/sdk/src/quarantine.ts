@@ -24,6 +24,8 @@ export interface QuarantineSummary {
   toolset: string;
   /** The run's script: `sha256:` of its code. */
   scriptHash: string;
+  /** Its entry file's name, e.g. order.ts. */
+  script?: string;
   /** The seq of its run.quarantined entry. */
   seq: number;
   quarantinedAt: string;

@@ -14,6 +14,7 @@ export type {
   InboxItem,
   DueTimer,
   ListRunsFilter,
+  RunsQuery,
 } from "./store.js";
 export { ENDED_STATUSES } from "./store.js";
 export {

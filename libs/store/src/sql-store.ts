@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
 import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
@@ -9,6 +9,7 @@ import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./project
 import * as quarantine from "./quarantine.js";
 import * as tokens from "./tokens.js";
 import { DEFAULT_SCOPES, type TokenGrant, type TokenInfo } from "./tokens.js";
+import * as runList from "./run-list.js";
 import * as toolsets from "./toolsets.js";
 import * as workers from "./workers.js";
 import * as epochMoves from "./epoch-moves.js";
@@ -21,7 +22,6 @@ import type {
   QuarantinedRun,
 } from "./quarantine.js";
 import { commitPlainSteps, encodeAppend, plainStep } from "./appends.js";
-import { toRecord } from "./run-rows.js";
 import * as schema from "./schema.js";
 import type { SqlClient } from "./sql.js";
 import { ValueRows } from "./values.js";
@@ -33,6 +33,7 @@ import type {
   InboxItem,
   Lease,
   ListRunsFilter,
+  RunsQuery,
   RunAppend,
   RunRecord,
   RunRoute,
@@ -251,33 +252,16 @@ export class SqlStore implements Store {
     return { created: false, runId: found.id, digest: found.request_digest };
   }
 
-  async getRun(id: string): Promise<RunRecord | undefined> {
-    const rows = await this.sql.db.select().from(schema.runs).where(eq(schema.runs.id, id));
-    if (rows[0] === undefined) return undefined;
-    return toRecord(rows[0], (await this.lastSeqs([id])).get(id) ?? 1, this.loadValues);
+  getRun(id: string): Promise<RunRecord | undefined> {
+    return runList.getRun(this.sql, this.loadValues, id);
   }
 
-  /** The journal is the truth about where a run is: its highest seq. */
-  private async lastSeqs(runIds: readonly string[]): Promise<Map<string, number>> {
-    const rows = await this.sql.query<{ run_id: string; last: number }>(
-      "SELECT run_id, max(seq) AS last FROM rw_journal WHERE run_id = ANY($1) GROUP BY run_id",
-      [runIds],
-    );
-    return new Map(rows.map((r) => [r.run_id, r.last]));
+  listRuns(filter: ListRunsFilter): Promise<RunRecord[]> {
+    return runList.listRuns(this.sql, this.loadValues, filter);
   }
 
-  async listRuns(filter: ListRunsFilter): Promise<RunRecord[]> {
-    const conditions = [eq(schema.runs.namespace, filter.namespace)];
-    if (filter.status !== undefined) conditions.push(eq(schema.runs.status, filter.status));
-    if (filter.before !== undefined) conditions.push(lt(schema.runs.id, filter.before));
-    const rows = await this.sql.db
-      .select()
-      .from(schema.runs)
-      .where(and(...conditions))
-      .orderBy(desc(schema.runs.id))
-      .limit(Math.min(filter.limit ?? 50, 1000));
-    const last = await this.lastSeqs(rows.map((row) => row.id));
-    return Promise.all(rows.map((row) => toRecord(row, last.get(row.id) ?? 1, this.loadValues)));
+  countRuns(query: RunsQuery): Promise<Partial<Record<RunStatus, number>>> {
+    return runList.countRuns(this.sql, query);
   }
 
   async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {

@@ -47,6 +47,8 @@ export interface RunRecord {
   updatedAt: Date;
   endedAt?: Date;
   expiresAt?: Date;
+  /** The script's entry file name (`order.ts`), where the store read it with the run. */
+  script?: string;
   /** The owner of a live lease on the run (a worker holding it hot), if any. */
   holder?: string;
   /** How many times a worker took the run's lease (its lease token): see RunRoute.leases. */
@@ -143,12 +145,35 @@ export interface DueTimer {
   dueAt: number;
 }
 
-export interface ListRunsFilter {
+/** Which runs of a namespace to list: every field given narrows the list (run-list.ts). */
+export interface RunsQuery {
   namespace: string;
-  status?: RunStatus;
+  /** One status, or any of several. */
+  status?: RunStatus | readonly RunStatus[];
+  /** The script's entry file name (`order.ts`) or its hash (`sha256:…`). */
+  script?: string;
+  toolset?: string;
+  epoch?: number;
+  /** Created at or after this instant. */
+  createdFrom?: Date;
+  /** Created before this instant. */
+  createdTo?: Date;
+  /** Only forks of this run. */
+  parent?: string;
+  /** true: only forks (runs with a parent); false: only runs that are not forks. */
+  fork?: boolean;
+  /** Text the run's id or its error's message contains (case-insensitive). */
+  text?: string;
+}
+
+export interface ListRunsFilter extends RunsQuery {
+  /** newest (default) or oldest first: run ids sort by creation time. */
+  order?: "newest" | "oldest";
   limit?: number;
-  /** Runs created before this run (by id order), for paging. */
+  /** Runs created before this run (by id order), for paging newest first. */
   before?: string;
+  /** Runs created after this run (by id order), for paging oldest first. */
+  after?: string;
 }
 
 /**
@@ -196,6 +221,8 @@ export interface Store {
   }): Promise<CreateRunOutcome>;
   getRun(id: string): Promise<RunRecord | undefined>;
   listRuns(filter: ListRunsFilter): Promise<RunRecord[]>;
+  /** How many runs the query finds, by status (its own `status` ignored): the list's counts. */
+  countRuns(query: RunsQuery): Promise<Partial<Record<RunStatus, number>>>;
   readJournal(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
 
   /**

@@ -7,7 +7,7 @@ import { ListRunsQuery, RUN_STATUSES, RunView } from "./schemas.js";
 
 const isoDate = z.string().meta({ format: "date-time" });
 
-export const QuarantineListQuery = ListRunsQuery.omit({ status: true });
+export const QuarantineListQuery = ListRunsQuery.pick({ limit: true, before: true });
 
 const EntryLabel = z.object({
   kind: z.string(),
@@ -30,6 +30,7 @@ export const QuarantineSummary = z
     epoch: z.number().int().meta({ description: "The run's epoch (a release may change it)" }),
     toolset: z.string(),
     scriptHash: z.string().meta({ description: "The run's script (sha256: of its code)" }),
+    script: z.string().optional().meta({ description: "Its entry file's name, e.g. order.ts" }),
     seq: z.number().int().meta({ description: "The seq of the run.quarantined entry" }),
     quarantinedAt: isoDate,
     reason: z

@@ -15,6 +15,7 @@ export function toRunView(run: RunRecord): RunView {
     createdAt: run.createdAt.toISOString(),
     updatedAt: run.updatedAt.toISOString(),
   };
+  if (run.script !== undefined) view.script = run.script;
   if (run.parent !== undefined) view.parent = run.parent;
   if (run.result !== undefined) view.result = run.result;
   if (run.error !== undefined) view.error = run.error;

@@ -131,16 +131,92 @@ export const SignalParams = z.strictObject({
     .meta({ description: "The signal's name, as the script awaits it" }),
 });
 
+const instant = (what: string) =>
+  z
+    .string()
+    .max(40)
+    .transform((value, ctx) => {
+      const date = new Date(/^\d+$/.test(value) ? Number(value) : value);
+      if (Number.isNaN(date.getTime())) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be an ISO 8601 instant (2026-01-31T12:00:00Z) or milliseconds since 1970, got ${JSON.stringify(value)}`,
+        });
+        return z.NEVER;
+      }
+      return date;
+    })
+    .meta({ description: `${what}: an ISO 8601 instant or milliseconds since 1970` });
+
+const runIdText = z.string().min(1).max(200).regex(NO_NUL, { error: NUL_ERROR });
+
 export const ListRunsQuery = z.strictObject({
-  status: z.enum(RUN_STATUSES).optional(),
+  status: z
+    .string()
+    .transform((value, ctx) => {
+      const statuses = value.split(",").map((s) => s.trim());
+      const unknown = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
+      if (unknown.length > 0) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${unknown.map((s) => JSON.stringify(s)).join(", ")} is not a run status: use ${RUN_STATUSES.join(", ")} (several separated by commas)`,
+        });
+        return z.NEVER;
+      }
+      return statuses as (typeof RUN_STATUSES)[number][];
+    })
+    .optional()
+    .meta({
+      description: `Only runs of this status, or of any of several separated by commas (${RUN_STATUSES.join(", ")})`,
+    }),
+  script: z.string().min(1).max(300).regex(NO_NUL, { error: NUL_ERROR }).optional().meta({
+    description: "Only runs of this script: its entry file name (order.ts) or its hash (sha256:…)",
+  }),
+  toolset: z.string().min(1).max(200).regex(NO_NUL, { error: NUL_ERROR }).optional().meta({
+    description: "Only runs with this toolset",
+  }),
+  epoch: z.coerce
+    .number({ error: "must be an epoch (a whole number ≥ 1)" })
+    .int({ error: "must be an epoch (a whole number ≥ 1)" })
+    .min(1, { error: "must be an epoch (a whole number ≥ 1)" })
+    .max(1_000_000, { error: "must be an epoch (a whole number ≥ 1)" })
+    .optional()
+    .meta({ description: "Only runs of this epoch" }),
+  createdFrom: instant("Only runs created at or after this instant").optional(),
+  createdTo: instant("Only runs created before this instant").optional(),
+  parent: runIdText.optional().meta({ description: "Only the forks of this run" }),
+  fork: z
+    .enum(["true", "false"], { error: 'must be "true" (only forks) or "false" (no forks)' })
+    .transform((value) => value === "true")
+    .optional()
+    .meta({ description: "true: only forks (runs with a parent); false: only runs that are not" }),
+  q: z.string().min(1).max(200).regex(NO_NUL, { error: NUL_ERROR }).optional().meta({
+    description: "Text the run's id or its error's message contains (case-insensitive)",
+  }),
+  order: z.enum(["newest", "oldest"]).default("newest").meta({
+    description: "newest (default) or oldest first; run ids sort by creation time",
+  }),
+  counts: z
+    .enum(["true", "false"], { error: 'must be "true" or "false"' })
+    .transform((value) => value === "true")
+    .default(false)
+    .meta({
+      description:
+        "true: also answer `counts`, the runs the other filters find by status (all pages)",
+    }),
   limit: z.coerce
     .number({ error: "must be a whole number from 1 to 500" })
     .int({ error: "must be a whole number from 1 to 500" })
     .min(1, { error: "must be a whole number from 1 to 500" })
     .max(500, { error: "must be at most 500: page with `before`" })
     .default(50),
-  before: z.string().min(1).max(200).optional().meta({
-    description: "List runs created before this run id (the `next` of the previous page)",
+  before: runIdText.optional().meta({
+    description:
+      "List runs created before this run id (the `next` of the previous page, newest first)",
+  }),
+  after: runIdText.optional().meta({
+    description:
+      "List runs created after this run id (the `next` of the previous page, oldest first)",
   }),
 });
 
@@ -185,6 +261,10 @@ export const RunView = z.object({
   status: z.enum(RUN_STATUSES),
   namespace: z.string(),
   scriptHash: z.string(),
+  script: z
+    .string()
+    .optional()
+    .meta({ description: "The script's entry file name, e.g. order.ts" }),
   toolset: z.string(),
   epoch: z.number().int(),
   lastSeq: z.number().int().meta({ description: "The seq of the journal's last entry" }),
@@ -202,10 +282,14 @@ export type RunView = z.infer<typeof RunView>;
 
 export const RunList = z.object({
   runs: z.array(RunView),
-  next: z
-    .string()
-    .optional()
-    .meta({ description: "Pass as `before` for the next page; absent on the last" }),
+  next: z.string().optional().meta({
+    description:
+      "Pass as `before` (newest first) or `after` (oldest first) for the next page; absent on the last",
+  }),
+  counts: z.partialRecord(z.enum(RUN_STATUSES), z.number().int()).optional().meta({
+    description:
+      "With `counts=true`: the runs every filter but `status` finds, by status, across all pages",
+  }),
 });
 
 export const CreatedRun = z.object({

@@ -15,19 +15,18 @@ const CONTENT_TYPES: Record<string, string> = {
   ".css": "text/css; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
   ".svg": "image/svg+xml",
+  ".map": "application/json; charset=utf-8",
 };
 
 /** The package's folder: this file is in src/ (sources) or dist/ (built), both one level down. */
 const PACKAGE_DIR = fileURLToPath(new URL("../", import.meta.url));
 
 /**
- * Where each kind of file comes from: the page and its style as written, the scripts as tsc
- * compiled them. Only these extensions, only these two folders, no subfolders: a request can
- * name nothing else, so there is no path to traverse.
+ * Where the files come from: the Vite build's folder, flat. Only these extensions, no
+ * subfolders: a request can name nothing else, so there is no path to traverse.
  */
 const SOURCES = [
-  { dir: `${PACKAGE_DIR}web/`, extensions: [".html", ".css", ".svg"] },
-  { dir: `${PACKAGE_DIR}dist/web/`, extensions: [".js"] },
+  { dir: `${PACKAGE_DIR}dist/web/`, extensions: [".html", ".css", ".svg", ".js", ".map"] },
 ];
 
 /**
@@ -48,11 +47,12 @@ export function loadAssets(): { assets: Map<string, Asset> } | { missing: string
   }
   if (!assets.has("index.html") || !assets.has("main.js"))
     return {
-      missing: `The dashboard's browser app is not built (no ${PACKAGE_DIR}dist/web/main.js): run \`npm run build\` in the repository, then restart`,
+      missing: `The dashboard's browser app is not built (no ${PACKAGE_DIR}dist/web/main.js): run \`npm run build\` in the repository (Vite bundles web/ there), then restart`,
     };
   return { assets };
 }
 
+/** `.js`, `.css`, …; `.map` for `main.js.map`. */
 function extensionOf(name: string): string {
   const dot = name.lastIndexOf(".");
   return dot <= 0 ? "" : name.slice(dot);

@@ -18,8 +18,8 @@ const SECURITY_HEADERS = {
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
-/** File names a request may ask for: letters, digits, '-', '_' and one extension. */
-const FILE_NAME = /^[A-Za-z0-9_-]+\.[a-z]+$/;
+/** File names a request may ask for: letters, digits, '-', '_' and an extension (`.js.map`: two). */
+const FILE_NAME = /^[A-Za-z0-9_-]+(\.[a-z]+){1,2}$/;
 
 /**
  * Serves the dashboard at `/dashboard/` on this fastify instance: `index.html` there, its

@@ -152,8 +152,10 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
 
   const cells = await row.locator("td").allTextContents();
   expect(cells[0]).toBe(id);
-  expect(cells[1]).toContain(scriptHash.slice(0, 17));
-  expect(cells[1]).toContain("ledger");
+  // The script by its file name (its hash on hover), beside the toolset.
+  expect(cells[1]).toBe("ledger.ts ledger");
+  expect(await row.locator("td").nth(1).getAttribute("title")).toBe(scriptHash);
+  expect(await row.locator("td a").first().getAttribute("href")).toBe(`#/runs/${id}`);
   expect(cells.slice(2, 5)).toEqual(["1", "divergence", "seq 2"]);
 
   await expect.poll(() => tile(page, "quarantined").textContent()).toBe("1");
@@ -273,7 +275,7 @@ it("asks for a token when the address has none, and says when the API refuses it
   const page = await open("");
   const form = page.locator("#token-form");
   await form.waitFor();
-  expect(await page.locator("#overview").isHidden()).toBe(true);
+  expect(await page.locator("#overview").count()).toBe(0);
 
   await page.locator("#token-input").fill("rw_not_a_token");
   await form.getByRole("button", { name: "Open" }).click();
@@ -288,9 +290,35 @@ it("asks for a token when the address has none, and says when the API refuses it
   await form.getByRole("button", { name: "Open" }).click();
   await page.locator('#epochs tr[data-epoch="1"]').waitFor();
   expect(await problem.isHidden()).toBe(true);
-  expect(await form.isHidden()).toBe(true);
+  expect(await form.count()).toBe(0);
   // Every request carried the token in a header, none in the address.
   await page.reload();
   await page.locator('#epochs tr[data-epoch="1"]').waitFor();
+  await page.close();
+});
+
+it("takes a #token= link opened in a tab already open, and leaves it out of the address", async () => {
+  const page = await open("");
+  await page.locator("#token-form").waitFor();
+  // The link followed in the same tab: only the fragment changes, the page is not reloaded.
+  await page.evaluate((token) => (location.hash = `#token=${token}`), platform.token);
+  await page.locator('#epochs tr[data-epoch="1"]').waitFor();
+  expect(await page.locator("#token-form").count()).toBe(0);
+  expect(page.url()).toBe(`${platform.url}/dashboard/`);
+  expect(await page.evaluate(() => sessionStorage.getItem("rewind.token"))).toBe(platform.token);
+  await page.close();
+});
+
+it("fits the Overview in a narrow screen: the epochs table scrolls in its box, not the page", async () => {
+  const page = await open();
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.locator('#epochs tr[data-epoch="1"]').waitFor();
+  const widths = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    screen: window.innerWidth,
+    table: document.getElementById("epochs")!.scrollWidth,
+  }));
+  expect(widths.page).toBeLessThanOrEqual(widths.screen);
+  expect(widths.table).toBeGreaterThan(widths.screen - 40); // the table itself is wider
   await page.close();
 });

@@ -18,8 +18,10 @@ describe("the dashboard's files", () => {
     const page = await app.inject({ url: "/dashboard/" });
     expect(page.statusCode).toBe(200);
     expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
-    expect(page.body).toContain('<script type="module" src="main.js"></script>');
-    expect(page.body).toContain('<link rel="stylesheet" href="style.css" />');
+    // Vite's page: the bundle and its style by relative URL, and no inline script (the CSP).
+    expect(page.body).toMatch(/<script type="module" crossorigin src="\.\/main\.js"><\/script>/);
+    expect(page.body).toMatch(/<link rel="stylesheet" crossorigin href="\.\/style\.css">/);
+    expect(page.body.match(/<script\b[^>]*>/g)).toHaveLength(1);
     expect((await app.inject({ url: "/dashboard/index.html" })).body).toBe(page.body);
 
     const bare = await app.inject({ url: "/dashboard" });
@@ -31,7 +33,12 @@ describe("the dashboard's files", () => {
     const script = await app.inject({ url: "/dashboard/main.js" });
     expect(script.statusCode).toBe(200);
     expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8");
-    expect(script.body).toContain('from "./api.js"');
+    // One bundle (Preact and highlight.js inside it), its source map beside it.
+    expect(script.body).not.toMatch(/^import\b/m);
+    expect(script.body).toContain("//# sourceMappingURL=main.js.map");
+    const map = await app.inject({ url: "/dashboard/main.js.map" });
+    expect(map.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(JSON.parse(map.body).sources.some((s: string) => s.endsWith("run-page.tsx"))).toBe(true);
     const style = await app.inject({ url: "/dashboard/style.css" });
     expect(style.headers["content-type"]).toBe("text/css; charset=utf-8");
     expect(style.headers.etag).toMatch(/^"[\w-]{22}"$/);
@@ -44,7 +51,7 @@ describe("the dashboard's files", () => {
   });
 
   it("asks browsers to revalidate, answers 304 while the file is unchanged, and fences the page in", async () => {
-    const first = await app.inject({ url: "/dashboard/api.js" });
+    const first = await app.inject({ url: "/dashboard/main.js" });
     expect(first.headers["cache-control"]).toBe("no-cache");
     expect(first.headers["x-content-type-options"]).toBe("nosniff");
     expect(first.headers["referrer-policy"]).toBe("no-referrer");
@@ -52,13 +59,13 @@ describe("the dashboard's files", () => {
     expect(first.headers["content-security-policy"]).toContain("connect-src 'self'");
     const etag = String(first.headers.etag);
     const again = await app.inject({
-      url: "/dashboard/api.js",
+      url: "/dashboard/main.js",
       headers: { "if-none-match": etag },
     });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe("");
     const other = await app.inject({
-      url: "/dashboard/api.js",
+      url: "/dashboard/main.js",
       headers: { "if-none-match": '"x"' },
     });
     expect(other.statusCode).toBe(200);
@@ -71,7 +78,8 @@ describe("the dashboard's files", () => {
     "/dashboard/..%5Cpackage.json",
     "/dashboard/%2Fetc%2Fpasswd",
     "/dashboard/package.json",
-    "/dashboard/api.ts", // the browser app's sources: only compiled scripts are served
+    "/dashboard/main.tsx", // the browser app's sources: only the bundle is served
+    "/dashboard/vite.config.ts",
     "/dashboard/tsconfig.json",
     "/dashboard/web.tsbuildinfo",
     "/dashboard/.hidden.js",

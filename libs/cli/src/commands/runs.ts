@@ -77,11 +77,19 @@ function report(e: JournalEntry): number {
 
 export async function listCommand(options: {
   status?: string;
+  script?: string;
+  toolset?: string;
+  epoch?: string;
+  search?: string;
   json?: boolean;
   limit?: string;
 }): Promise<number> {
   const { runs } = await client().runs.list({
-    ...(options.status === undefined ? {} : { status: options.status as RunStatus }),
+    ...(options.status === undefined ? {} : { status: options.status.split(",") as RunStatus[] }),
+    ...(options.script === undefined ? {} : { script: options.script }),
+    ...(options.toolset === undefined ? {} : { toolset: options.toolset }),
+    ...(options.epoch === undefined ? {} : { epoch: Number(options.epoch) }),
+    ...(options.search === undefined ? {} : { q: options.search }),
     limit: Number(options.limit ?? 50),
   });
   if (options.json) {
@@ -93,16 +101,19 @@ export async function listCommand(options: {
     return 0;
   }
   const width = Math.max(7, ...runs.map((run) => run.toolset.length));
+  // A script by its file name where the API knows it, else by its hash.
+  const scriptOf = (run: (typeof runs)[number]) => run.script ?? shortHash(run.scriptHash);
+  const scriptWidth = Math.max(6, ...runs.map((run) => scriptOf(run).length));
   // statusColor adds escape codes where the output is a terminal: pad the plain word.
   const status = (s: string) => `${statusColor(s)}${" ".repeat(Math.max(0, 11 - s.length))}`;
   process.stdout.write(
     dim(
-      `${"RUN".padEnd(30)}  ${"STATUS".padEnd(11)}  ${"TOOLSET".padEnd(width)}  ${"SCRIPT".padEnd(19)}  CREATED\n`,
+      `${"RUN".padEnd(30)}  ${"STATUS".padEnd(11)}  ${"TOOLSET".padEnd(width)}  ${"SCRIPT".padEnd(scriptWidth)}  CREATED\n`,
     ),
   );
   for (const run of runs)
     process.stdout.write(
-      `${run.id.padEnd(30)}  ${status(run.status)}  ${run.toolset.padEnd(width)}  ${shortHash(run.scriptHash)}  ${dim(run.createdAt)}\n`,
+      `${run.id.padEnd(30)}  ${status(run.status)}  ${run.toolset.padEnd(width)}  ${scriptOf(run).padEnd(scriptWidth)}  ${dim(run.createdAt)}\n`,
     );
   return 0;
 }

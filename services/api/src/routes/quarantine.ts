@@ -299,6 +299,7 @@ function summarize(quarantined: QuarantinedRun): z.input<typeof QuarantineSummar
     epoch: run.epoch,
     toolset: run.toolset,
     scriptHash: run.scriptHash,
+    ...(run.script === undefined ? {} : { script: run.script }),
     seq: quarantined.seq,
     quarantinedAt: new Date(quarantined.at).toISOString(),
     reason: typeof r.reason === "string" ? r.reason : "divergence",

@@ -11,6 +11,7 @@ import {
   type RunStartedEntry,
 } from "@rewind/core";
 import type { z } from "zod";
+import type { RunsQuery } from "@rewind/store";
 import { hop, hopClock } from "@rewind/telemetry";
 import type { ApiContext } from "../context.js";
 import { ring } from "../doorbell.js";
@@ -99,25 +100,62 @@ export const listRuns = defineRoute({
   method: "GET",
   path: "/v1/runs",
   operationId: "listRuns",
-  summary: "List the namespace's runs, newest first",
+  summary: "List the namespace's runs, filtered, newest (or oldest) first",
+  description:
+    "Every filter given narrows the list. Pages follow `next`: pass it as `before` (newest first, the default) or `after` (with `order=oldest`). " +
+    "With `counts=true` the answer also holds the runs all filters but `status` find, by status, over every page.",
   access: "read",
   query: ListRunsQuery,
   responses: { 200: { description: "A page of runs", schema: RunList } },
   errors: [401, 422, 503],
   async handle({ query, namespace }, ctx) {
-    // One more than asked: whether it exists says whether there is a next page.
-    const runs = await ctx.store.listRuns({
+    if (query.before !== undefined && query.after !== undefined)
+      throw invalidInput("query.after", "cannot be given with `before`: page one way at a time");
+    const oldest = query.order === "oldest";
+    const cursor = oldest ? query.before : query.after;
+    if (cursor !== undefined)
+      throw invalidInput(
+        oldest ? "query.before" : "query.after",
+        `pages the other way: with order=${query.order} pass \`next\` as \`${oldest ? "after" : "before"}\``,
+      );
+    const filter: RunsQuery = {
       namespace,
-      limit: query.limit + 1,
-      ...(query.status !== undefined ? { status: query.status } : {}),
-      ...(query.before !== undefined ? { before: query.before } : {}),
-    });
+      ...definedOnly({
+        status: query.status,
+        script: query.script,
+        toolset: query.toolset,
+        epoch: query.epoch,
+        createdFrom: query.createdFrom,
+        createdTo: query.createdTo,
+        parent: query.parent,
+        fork: query.fork,
+        text: query.q,
+      }),
+    };
+    // One more than asked: whether it exists says whether there is a next page.
+    const [runs, counts] = await Promise.all([
+      ctx.store.listRuns({
+        ...filter,
+        order: query.order,
+        limit: query.limit + 1,
+        ...definedOnly({ before: query.before, after: query.after }),
+      }),
+      query.counts ? ctx.store.countRuns(filter) : undefined,
+    ]);
     const page = runs.slice(0, query.limit).map(toRunView);
     const list: z.input<typeof RunList> = { runs: page };
     if (runs.length > query.limit) list.next = page[page.length - 1]!.id;
+    if (counts !== undefined) list.counts = counts;
     return list;
   },
 });
+
+/** The object without its undefined fields (exactOptionalPropertyTypes wants them absent). */
+function definedOnly<T extends Record<string, unknown>>(object: T) {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
 
 export const getRun = defineRoute({
   method: "GET",

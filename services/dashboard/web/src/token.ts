@@ -11,6 +11,7 @@ export function takeToken(): string | undefined {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const fromAddress = fragment.get("token")?.trim();
   if (fragment.has("token")) {
+    // Whatever else the fragment held (a page of the dashboard) stays.
     fragment.delete("token");
     const rest = fragment.toString();
     history.replaceState(

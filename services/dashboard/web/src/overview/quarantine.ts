@@ -6,7 +6,7 @@ import {
   type QuarantineDetail,
   type QuarantineList,
   type QuarantineSummary,
-} from "./api.js";
+} from "../api.js";
 import { byId, el, fill, when } from "./dom.js";
 import { plural } from "./overview.js";
 
@@ -78,11 +78,17 @@ export class QuarantineTable {
     );
     fill(
       rows.summary,
-      el("td", {}, el("span", { class: "mono" }, run.id), ...pending),
+      el(
+        "td",
+        {},
+        el("a", { class: "mono", href: `#/runs/${encodeURIComponent(run.id)}` }, run.id),
+        ...pending,
+      ),
       el(
         "td",
         { class: "mono", title: run.scriptHash ?? "" },
-        shortHash(run.scriptHash),
+        // The file the operator knows the script by; its hash on hover.
+        run.script ?? shortHash(run.scriptHash),
         " ",
         el("span", { class: "muted" }, run.toolset),
       ),
@@ -195,7 +201,7 @@ function report(detail: QuarantineDetail): HTMLElement[] {
   if (current?.message) parts.push(el("p", {}, current.message));
   const facts: [string, string][] = [
     ["status", detail.run.status],
-    ["script", detail.run.scriptHash],
+    ["script", [detail.run.script, detail.run.scriptHash].filter(Boolean).join(" ")],
     ["run's epoch", String(current?.runEpoch ?? detail.run.epoch)],
   ];
   if (current?.workerEpochs) facts.push(["worker's epochs", current.workerEpochs.join(", ")]);

@@ -1,4 +1,4 @@
-import type { EpochList, EpochView } from "./api.js";
+import type { EpochList, EpochView } from "../api.js";
 import { byId, el, fill } from "./dom.js";
 
 /** The statuses of a run that has not ended, in the order a run goes through them. */

@@ -1,0 +1,121 @@
+import type { Json } from "@rewind/core";
+import { runRowFromJson, toRecord } from "./run-rows.js";
+import type { SqlClient } from "./sql.js";
+import type { ListRunsFilter, RunRecord, RunStatus, RunsQuery } from "./store.js";
+
+/** The most runs one page may hold, whatever the caller asks. */
+const MAX_PAGE = 1000;
+
+/**
+ * The WHERE clause of a runs query, with its parameters. Every value is a parameter, never
+ * spliced into the text: filters come from tenants. Migration 0013 indexes the columns used.
+ */
+function where(query: RunsQuery, options: { status: boolean }) {
+  const params: unknown[] = [query.namespace];
+  const conditions = ["r.namespace = $1"];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (options.status && query.status !== undefined) {
+    const statuses = typeof query.status === "string" ? [query.status] : [...query.status];
+    conditions.push(`r.status = ANY(${param(statuses)}::text[])`);
+  }
+  if (query.script !== undefined) {
+    const script = param(query.script);
+    conditions.push(`(r.script_hash = ${script} OR s.entry = ${script})`);
+  }
+  if (query.toolset !== undefined) conditions.push(`r.toolset = ${param(query.toolset)}`);
+  if (query.epoch !== undefined) conditions.push(`r.epoch = ${param(query.epoch)}`);
+  if (query.createdFrom !== undefined)
+    conditions.push(`r.created_at >= ${param(query.createdFrom.toISOString())}::timestamptz`);
+  if (query.createdTo !== undefined)
+    conditions.push(`r.created_at < ${param(query.createdTo.toISOString())}::timestamptz`);
+  if (query.parent !== undefined) conditions.push(`r.parent_id = ${param(query.parent)}`);
+  if (query.fork !== undefined)
+    conditions.push(query.fork ? "r.parent_id IS NOT NULL" : "r.parent_id IS NULL");
+  if (query.text !== undefined) {
+    const pattern = param(`%${escapeLike(query.text)}%`);
+    conditions.push(`(r.id ILIKE ${pattern} OR r.error->>'message' ILIKE ${pattern})`);
+  }
+  return { conditions, params, param };
+}
+
+/** The script's row is joined for its file name: a run shows `order.ts`, not only a hash. */
+const FROM =
+  "FROM rw_runs r LEFT JOIN rw_scripts s ON s.namespace = r.namespace AND s.hash = r.script_hash";
+
+type RunAndScript = { run: Record<string, unknown>; script: string | null };
+
+/** One run with its script's file name, in one query. */
+export async function getRun(
+  sql: SqlClient,
+  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  id: string,
+): Promise<RunRecord | undefined> {
+  const rows = await sql.query<RunAndScript>(
+    `SELECT to_jsonb(r) AS run, s.entry AS script ${FROM} WHERE r.id = $1`,
+    [id],
+  );
+  return (await records(sql, loadValues, rows))[0];
+}
+
+export async function listRuns(
+  sql: SqlClient,
+  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  filter: ListRunsFilter,
+): Promise<RunRecord[]> {
+  const { conditions, params, param } = where(filter, { status: true });
+  const oldest = filter.order === "oldest";
+  if (filter.before !== undefined) conditions.push(`r.id < ${param(filter.before)}`);
+  if (filter.after !== undefined) conditions.push(`r.id > ${param(filter.after)}`);
+  const limit = param(Math.max(0, Math.min(filter.limit ?? 50, MAX_PAGE)));
+  const rows = await sql.query<RunAndScript>(
+    `SELECT to_jsonb(r) AS run, s.entry AS script ${FROM} WHERE ${conditions.join(" AND ")}
+     ORDER BY r.id ${oldest ? "ASC" : "DESC"} LIMIT ${limit}`,
+    params,
+  );
+  return records(sql, loadValues, rows);
+}
+
+async function records(
+  sql: SqlClient,
+  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  rows: RunAndScript[],
+): Promise<RunRecord[]> {
+  const ids = rows.map((row) => row.run.id as string);
+  // The journal is the truth about where a run is: its highest seq.
+  const lasts = await sql.query<{ run_id: string; last: number }>(
+    "SELECT run_id, max(seq) AS last FROM rw_journal WHERE run_id = ANY($1) GROUP BY run_id",
+    [ids],
+  );
+  const last = new Map(lasts.map((r) => [r.run_id, r.last]));
+  return Promise.all(
+    rows.map(async ({ run, script }) => {
+      const record = await toRecord(
+        runRowFromJson(run),
+        last.get(run.id as string) ?? 1,
+        loadValues,
+      );
+      if (script !== null) record.script = script;
+      return record;
+    }),
+  );
+}
+
+export async function countRuns(
+  sql: SqlClient,
+  query: RunsQuery,
+): Promise<Partial<Record<RunStatus, number>>> {
+  const { conditions, params } = where(query, { status: false });
+  const rows = await sql.query<{ status: RunStatus; runs: string | number }>(
+    `SELECT r.status, count(*) AS runs ${FROM} WHERE ${conditions.join(" AND ")} GROUP BY r.status`,
+    params,
+  );
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.runs)]));
+}
+
+/** `%`, `_` and `\` match themselves: the text is looked for as typed. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

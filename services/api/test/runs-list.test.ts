@@ -1,0 +1,3 @@
+import { runsListCases } from "./runs-list-cases.js";
+
+runsListCases({ postgres: false });

@@ -1,0 +1,180 @@
+/**
+ * The Runs and Run pages in headless Chromium against a real `rewind dev` (PGlite in a temp
+ * folder): list and filter, a run of examples/order.ts with each call beside its line, the
+ * scrubber, its approval signal sent from the page, axe-core on each page with data loaded, and
+ * a run full of hostile payloads that must execute nothing. Screenshots go to the folder printed.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
+import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import { compileScript } from "@rewind/sandbox";
+import { Rewind } from "@rewind/sdk";
+import shop from "../../../examples/tools.js";
+import { axeViolations, launchChromium, screenshotDir, watchedPage } from "./browser.js";
+
+const ORDER = fileURLToPath(new URL("../../../examples/order.ts", import.meta.url));
+/** Markup, handlers and a javascript: URL, as a tenant could put them in any value. */
+const HOSTILE =
+  '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2">' +
+  '<a href="javascript:window.pwned=3">click</a><svg onload="window.pwned=4"></svg>';
+const HOSTILE_SCRIPT = `import { tools } from "rewind";
+// ${HOSTILE}
+export default async function main(input: { evil: string; huge: string }) {
+  await tools.lookup({ q: input.evil });
+  console.log(input.evil);
+  throw new Error(input.evil);
+}
+`;
+
+/** Browser steps are slow on a loaded machine: each test has two minutes. */
+const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 120_000);
+
+let dir = "";
+let shots = "";
+let platform: DevPlatform;
+let api: Rewind;
+let browser: Browser;
+let orderRun = "";
+let hostileRun = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-runs-"));
+  shots = screenshotDir();
+  platform = await startDevPlatform({
+    port: 0,
+    dataDir: path.join(dir, ".rewind"),
+    toolsets: [shop],
+  });
+  api = new Rewind({ url: platform.url, token: platform.token });
+  const order = await compileScript({ file: ORDER });
+  orderRun = (await api.runs.start({ script: order, toolset: "shop", input: { orderId: "o-1" } }))
+    .id;
+  const hostile = await compileScript({ source: HOSTILE_SCRIPT, filename: "hostile.ts" });
+  hostileRun = (
+    await api.runs.start({
+      script: hostile,
+      toolset: "shop",
+      input: { evil: HOSTILE, huge: "x".repeat(200_000) },
+    })
+  ).id;
+  await api.runs.result(hostileRun, "60s");
+  // The order charges, then waits for its approval.
+  for (let i = 0; i < 600 && (await api.runs.get(orderRun)).status !== "waiting"; i++)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  browser = await launchChromium();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await platform?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it("lists runs with counts, filters them by script and status, and opens one", async () => {
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate(() => (location.hash = "#/runs"));
+  await page.locator(`tr[data-run="${orderRun}"]`).waitFor();
+  expect(await page.locator(`tr[data-run="${hostileRun}"]`).count()).toBe(1);
+  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe("2");
+  expect(await page.locator('[data-count="failed"]').textContent()).toBe("1");
+  expect(await page.locator(`tr[data-run="${orderRun}"] td`).nth(2).textContent()).toBe("order.ts");
+
+  await page.getByLabel("Script").fill("order.ts");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.locator(`tr[data-run="${hostileRun}"]`).waitFor({ state: "detached" });
+  expect(await page.locator("#runs tbody tr").count()).toBe(1);
+  expect(page.url()).toContain("#/runs?script=order.ts");
+  await page.locator('select[name="status"]').selectOption("failed");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.locator("#runs-empty").waitFor();
+  await page.screenshot({ path: path.join(shots, "runs-filtered-empty.png"), fullPage: true });
+
+  await page.getByRole("link", { name: "Clear" }).click();
+  await page.locator(`tr[data-run="${hostileRun}"]`).waitFor();
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: path.join(shots, "runs.png"), fullPage: true });
+  await page.getByRole("link", { name: orderRun }).click();
+  await page.locator("#run-title").waitFor();
+  expect(page.url()).toContain(`#/runs/${orderRun}`);
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
+it("shows each call of examples/order.ts beside its line, scrubs the journal, and sends the approval", async () => {
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate((id) => (location.hash = `#/runs/${id}`), orderRun);
+  // Line 5 is `await tools.charge(…)`: its call and its result are pinned there.
+  const charge = page.locator('li.line[data-line="5"] button.mark');
+  await charge.waitFor();
+  expect(await charge.textContent()).toBe("2");
+  expect(await page.locator('li.line[data-line="5"] .text').textContent()).toContain(
+    "tools.charge",
+  );
+  await charge.click();
+  const details = page.locator("aside.details");
+  await expect.poll(() => details.locator("article.entry").count()).toBe(2);
+  const call = details.locator("article.entry").first();
+  expect(await call.locator("h4").textContent()).toBe("#2 call charge");
+  expect(await call.textContent()).toContain('"orderId": "o-1"');
+  expect(await call.textContent()).toContain(`${orderRun}/2`); // its callId
+  expect(await call.textContent()).toContain('"id": "ch_o-1"'); // its result, opened
+
+  // The scrubber: after #2 the charge is in flight at line 5.
+  await page.locator("#scrub").fill("2");
+  await expect
+    .poll(() => page.locator("#scrub-state").textContent())
+    .toBe("#2: line 5; in flight: #2 call charge");
+  // A row of the timeline picks its line in the script, and back.
+  await page.locator('ol.entries li[data-seq="3"] button').click();
+  expect(await page.locator('li.line[data-line="5"]').getAttribute("class")).toContain("selected");
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: path.join(shots, "run-order-waiting.png"), fullPage: true });
+
+  const form = page.getByRole("form", { name: "Send a signal" });
+  await form.getByLabel("Signal").fill("approval");
+  await form.getByLabel("Payload (JSON)").fill('{"approved": true}');
+  await form.getByRole("button", { name: "Send signal" }).click();
+  await expect.poll(() => page.locator(".outcome").textContent()).toBe("signal approval: sent");
+  // The run moves on: the signal and the ten-day sleep arrive in the journal live.
+  const signal = page.locator("ol.entries li.signal");
+  await signal.waitFor({ timeout: 30_000 });
+  expect(await signal.textContent()).toContain("signal approval");
+  await page.locator("ol.entries li.timer-set").nth(1).waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(shots, "run-order-approved.png"), fullPage: true });
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
+it("executes nothing of a run full of hostile payloads, and cuts its huge value", async () => {
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate((id) => (location.hash = `#/runs/${id}`), hostileRun);
+  await page.locator('li.line[data-line="4"] button.mark').waitFor();
+  await page.locator('li.line[data-line="4"] button.mark').click();
+  await page.locator("aside.details article.entry").first().waitFor();
+  // Every value shown whole, as text.
+  for (const button of await page.getByRole("button", { name: /^Show all of/ }).all())
+    await button.click();
+  expect(await page.locator("body").textContent()).toContain(HOSTILE);
+  expect(await page.evaluate(() => (window as { pwned?: unknown }).pwned)).toBeUndefined();
+  expect(
+    await page.locator("main img, main svg, main script, main a[href^='javascript']").count(),
+  ).toBe(0);
+  // The error is text too, in the header and in the list.
+  expect(await page.locator(".run-header pre.error").textContent()).toContain(HOSTILE);
+  expect(page.problems).toEqual([]);
+  await page.screenshot({ path: path.join(shots, "run-hostile.png") });
+  await page.evaluate(() => (location.hash = "#/runs"));
+  await page.locator(`tr[data-run="${hostileRun}"] .error-cell`).waitFor();
+  expect(await page.locator(`tr[data-run="${hostileRun}"] .error-cell`).textContent()).toBe(
+    HOSTILE,
+  );
+  expect(await page.evaluate(() => (window as { pwned?: unknown }).pwned)).toBeUndefined();
+  await page.close();
+});

@@ -1,0 +1,171 @@
+/**
+ * The API as the dashboard uses it: same origin, the operator's bearer token in a header (never in
+ * a URL), and the API's own error message passed on as it is. The shapes are @rewind/sdk's: one
+ * source for the API's types, never a copy here.
+ */
+import type {
+  EpochView,
+  ForkPreview,
+  JournalEntry,
+  QuarantineActionResult,
+  QuarantineDetail,
+  QuarantineSummary,
+  ReplayResult,
+  RunList,
+  RunStatus,
+  RunView,
+} from "@rewind/sdk";
+
+export type {
+  EntryLabel,
+  EpochView,
+  ErrorData,
+  ForkPreview,
+  JournalEntry,
+  Json,
+  QuarantineDetail,
+  QuarantineSummary,
+  ReplayResult,
+  RunList,
+  RunStatus,
+  RunView,
+} from "@rewind/sdk";
+export type QuarantineAction = QuarantineActionResult;
+
+export interface EpochList {
+  current: number;
+  epochs: EpochView[];
+}
+
+export interface QuarantineList {
+  runs: QuarantineSummary[];
+  next?: string;
+}
+
+/** A run's compiled script with its source map (whose sourcesContent holds the sources). */
+export interface RunScript {
+  hash: string;
+  entry: string;
+  code: string;
+  sourceMap: string;
+}
+
+export interface ForkAnswer {
+  dryRun?: boolean;
+  preview: ForkPreview;
+  id?: string;
+}
+
+/** An answer other than 2xx, with the API's message (or what went wrong on the way). */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+const id = encodeURIComponent;
+
+export class Api {
+  constructor(private readonly token: string) {}
+
+  epochs(): Promise<EpochList> {
+    return this.request("GET", "/v1/epochs");
+  }
+
+  /** A page of runs: `query` is the list's query string as the Runs page keeps it. */
+  runs(query: URLSearchParams): Promise<RunList> {
+    return this.request("GET", `/v1/runs?${query.toString()}`);
+  }
+
+  run(runId: string): Promise<RunView> {
+    return this.request("GET", `/v1/runs/${id(runId)}`);
+  }
+
+  journal(runId: string, after = 0): Promise<{ entries: JournalEntry[]; status: RunStatus }> {
+    return this.request("GET", `/v1/runs/${id(runId)}/journal?after=${after}`);
+  }
+
+  script(runId: string): Promise<RunScript> {
+    return this.request("GET", `/v1/runs/${id(runId)}/script`);
+  }
+
+  signal(runId: string, name: string, payload: unknown): Promise<unknown> {
+    return this.request("POST", `/v1/runs/${id(runId)}/signals/${id(name)}`, payload ?? null);
+  }
+
+  cancel(runId: string, reason: string | undefined): Promise<unknown> {
+    return this.request("POST", `/v1/runs/${id(runId)}/cancel`, reason ? { reason } : {});
+  }
+
+  /** Forks with the run's own script (by hash): a preview only when `dryRun`. */
+  fork(runId: string, scriptHash: string, dryRun: boolean): Promise<ForkAnswer> {
+    return this.request("POST", `/v1/runs/${id(runId)}/fork`, {
+      script: { hash: scriptHash },
+      dryRun,
+    });
+  }
+
+  replay(runId: string): Promise<ReplayResult> {
+    return this.request("POST", `/v1/runs/${id(runId)}/replay`, {});
+  }
+
+  quarantine(): Promise<QuarantineList> {
+    return this.request("GET", "/v1/quarantine?limit=100");
+  }
+
+  quarantined(runId: string): Promise<QuarantineDetail> {
+    return this.request("GET", `/v1/quarantine/${id(runId)}`);
+  }
+
+  release(runId: string, epoch: number | undefined): Promise<QuarantineAction> {
+    const body = epoch === undefined ? {} : { epoch };
+    return this.request("POST", `/v1/quarantine/${id(runId)}/release`, body);
+  }
+
+  giveUp(runId: string, reason: string | undefined): Promise<QuarantineAction> {
+    const body = reason === undefined ? {} : { reason };
+    return this.request("POST", `/v1/quarantine/${id(runId)}/give-up`, body);
+  }
+
+  private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers,
+        cache: "no-store",
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new ApiError(
+        `The API at ${location.origin} does not answer (${(error as Error).message}): is rewind running?`,
+        0,
+        "UNREACHABLE",
+      );
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ApiError(
+        `${method} ${path} answered ${response.status} with something other than JSON: ${text.slice(0, 200)}`,
+        response.status,
+        "NOT_JSON",
+      );
+    }
+    if (!response.ok) {
+      const error = (json as { error?: { code?: unknown; message?: unknown } }).error;
+      const code = typeof error?.code === "string" ? error.code : `HTTP_${response.status}`;
+      const message = typeof error?.message === "string" ? error.message : text.slice(0, 200);
+      throw new ApiError(`${message} (${code})`, response.status, code);
+    }
+    return json as T;
+  }
+}

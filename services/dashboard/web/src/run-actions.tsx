@@ -1,0 +1,174 @@
+import { useState } from "preact/hooks";
+import type { Api, ForkPreview, ReplayResult, RunView } from "./api.js";
+import { field } from "./format.js";
+import { runHref } from "./route.js";
+
+const OPEN = new Set(["queued", "running", "waiting"]);
+
+/** What the operator can do to a run from its page: signal, cancel, fork (after its preview), replay check. */
+export function RunActions(props: { api: Api; run: RunView; changed: () => void }) {
+  const { api, run, changed } = props;
+  const [outcome, setOutcome] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [preview, setPreview] = useState<ForkPreview>();
+  const [verdict, setVerdict] = useState<ReplayResult>();
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const open = OPEN.has(run.status);
+
+  async function act(what: string, action: () => Promise<string>) {
+    setBusy(true);
+    try {
+      setOutcome(`${what}: ${await action()}`);
+      changed();
+    } catch (error) {
+      setOutcome(`${what} refused: ${(error as Error).message}`);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function signal(event: Event) {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const data = new FormData(form);
+    const name = field(data, "name").trim();
+    const text = field(data, "payload").trim();
+    void act(`signal ${name}`, async () => {
+      if (name === "") throw new Error("Name the signal the script waits for.");
+      let payload: unknown = null;
+      try {
+        payload = text === "" ? null : JSON.parse(text);
+      } catch (error) {
+        throw new Error(
+          `The payload is not JSON (${(error as Error).message}): write e.g. {"approved": true}`,
+        );
+      }
+      await api.signal(run.id, name, payload);
+      return "sent";
+    });
+  }
+
+  return (
+    <section class="actions-panel" aria-labelledby="actions-title">
+      <h3 id="actions-title">Actions</h3>
+      {open && (
+        <form class="signal" onSubmit={signal} aria-label="Send a signal">
+          <label>
+            Signal <input name="name" required autocomplete="off" placeholder="approval" />
+          </label>
+          <label>
+            Payload (JSON) <textarea name="payload" rows={2} placeholder='{"approved": true}' />
+          </label>
+          <button type="submit" disabled={busy}>
+            Send signal
+          </button>
+        </form>
+      )}
+      <div class="buttons">
+        {open && !confirmCancel && (
+          <button type="button" onClick={() => setConfirmCancel(true)} disabled={busy}>
+            Cancel run…
+          </button>
+        )}
+        {open && confirmCancel && (
+          <>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => {
+                setConfirmCancel(false);
+                void act("cancel", async () => {
+                  await api.cancel(run.id, "cancelled from the dashboard");
+                  return "asked";
+                });
+              }}
+            >
+              Yes, cancel it
+            </button>
+            <button type="button" onClick={() => setConfirmCancel(false)}>
+              Keep it
+            </button>
+          </>
+        )}
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void act("fork preview", async () => {
+              const answer = await api.fork(run.id, run.scriptHash, true);
+              setPreview(answer.preview);
+              return `reuses ${answer.preview.reused} entries`;
+            })
+          }
+        >
+          Preview fork
+        </button>
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void act("replay check", async () => {
+              const result = await api.replay(run.id);
+              setVerdict(result);
+              return result.matches ? "matches" : "diverges";
+            })
+          }
+        >
+          Replay check
+        </button>
+      </div>
+      {preview !== undefined && (
+        <div class="preview" role="region" aria-label="Fork preview">
+          <h4>Fork with this run's script</h4>
+          <p>
+            Reuses {preview.reused} entries;{" "}
+            {preview.firstLive
+              ? `runs live from #${preview.firstLive.seq} ${preview.firstLive.label}`
+              : "nothing runs live"}
+            .
+          </p>
+          {preview.runAgain.length > 0 && (
+            <p>
+              Calls again: {preview.runAgain.map((call) => `#${call.seq} ${call.name}`).join(", ")}
+            </p>
+          )}
+          {preview.unsafe.map((call) => (
+            <p class="warning" key={call.seq}>
+              #{call.seq} {call.name}: {call.message}
+            </p>
+          ))}
+          {preview.failure !== undefined ? (
+            <p class="problem">{preview.failure.message}</p>
+          ) : (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void act("fork", async () => {
+                  const answer = await api.fork(run.id, run.scriptHash, false);
+                  setPreview(undefined);
+                  if (answer.id !== undefined) location.hash = runHref(answer.id);
+                  return `started ${answer.id ?? ""}`;
+                })
+              }
+            >
+              Fork
+            </button>
+          )}
+        </div>
+      )}
+      {verdict !== undefined && (
+        <p class={verdict.matches ? "verdict ok" : "verdict bad"} role="status">
+          {verdict.matches
+            ? `The script replays this run's ${verdict.entries ?? ""} entries exactly.`
+            : `The script diverges from this run: ${verdict.message ?? ""}`}
+        </p>
+      )}
+      {outcome !== undefined && (
+        <p class="outcome" role="status">
+          {outcome}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,235 @@
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { Api, JournalEntry, RunScript, RunView } from "./api.js";
+import { duration, localTime } from "./format.js";
+import { sourceOf } from "./highlight.js";
+import { EntryDetail, JournalTimeline } from "./journal-view.js";
+import { pinJournal } from "./journal-model.js";
+import { runHref } from "./route.js";
+import { RunActions } from "./run-actions.js";
+import { SourceView } from "./source-view.js";
+import { usePoll } from "./use-poll.js";
+import { ValueView } from "./value-view.js";
+
+const ENDED = new Set(["completed", "failed", "cancelled"]);
+
+/** Everything about one run: header, its script with the journal pinned to lines, the timeline, actions. */
+export function RunPage({
+  api,
+  id,
+  refused,
+}: {
+  api: Api;
+  id: string;
+  refused: (m: string) => void;
+}) {
+  const journal = useJournal(api, id, refused);
+  const run = usePoll(() => api.run(id), [id], refused);
+  const forks = usePoll(
+    () => api.runs(new URLSearchParams({ parent: id, limit: "20" })),
+    [id],
+    refused,
+  );
+  const [script, setScript] = useState<RunScript>();
+  const [scriptProblem, setScriptProblem] = useState<string>();
+  useEffect(() => {
+    setScript(undefined);
+    api.script(id).then(setScript, (error: Error) => setScriptProblem(error.message));
+  }, [id]);
+
+  const entries = journal.entries;
+  const file = script?.entry ?? "";
+  const source = script === undefined ? undefined : sourceOf(script.sourceMap, script.entry);
+  const pinned = useMemo(() => pinJournal(entries, file), [entries, file]);
+  const last = entries[entries.length - 1]?.seq ?? 1;
+  // The scrubber follows the journal's end until the operator moves it.
+  const [scrubbed, setScrubbed] = useState<number>();
+  const scrub = Math.min(scrubbed ?? last, last);
+  const [line, setLine] = useState<number>();
+  const [seq, setSeq] = useState<number>();
+  const current = pinned.lineOfSeq.get(scrub);
+
+  const view = run.data;
+  if (view === undefined)
+    return <p class={run.error ? "problem" : "muted"}>{run.error ?? `Loading ${id}…`}</p>;
+  const started = entries[0]?.kind === "run.started" ? entries[0] : undefined;
+  const picked = seq === undefined ? undefined : entries.find((e) => e.seq === seq);
+  const lineEntries = line === undefined ? [] : (pinned.byLine.get(line) ?? []);
+  return (
+    <div class="run-page">
+      <RunHeader
+        run={view}
+        started={started}
+        reached={entries[entries.length - 1]?.at}
+        forks={forks.data?.runs ?? []}
+      />
+      {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
+      <RunActions api={api} run={view} changed={run.refresh} />
+      <div class="run-body">
+        {source !== undefined ? (
+          <SourceView
+            file={file}
+            source={source}
+            pinned={pinned}
+            selected={line}
+            current={current}
+            onSelect={(picked) => {
+              setLine(picked === line ? undefined : picked);
+              setSeq(undefined);
+            }}
+          />
+        ) : (
+          <p class="muted">
+            {scriptProblem ??
+              (script ? `The source map of ${file} holds no source.` : "Loading the script…")}
+          </p>
+        )}
+        <aside class="details" aria-live="polite" aria-label="Entries">
+          {picked !== undefined ? (
+            <EntryDetail entry={picked} pinned={pinned} />
+          ) : line !== undefined ? (
+            <>
+              <h3>
+                Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
+              </h3>
+              {lineEntries.map((entry) => (
+                <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
+              ))}
+            </>
+          ) : (
+            <p class="muted">Pick a mark beside a line, or an entry of the journal.</p>
+          )}
+        </aside>
+      </div>
+      <JournalTimeline
+        entries={entries}
+        pinned={pinned}
+        scrub={scrub}
+        onScrub={(next) => {
+          setScrubbed(next);
+          setLine(pinned.lineOfSeq.get(next));
+          setSeq(next);
+        }}
+        selectedSeq={seq}
+        onPick={(entry) => {
+          setSeq(entry.seq);
+          setLine(pinned.lineOfSeq.get(entry.seq));
+        }}
+      />
+    </div>
+  );
+}
+
+function RunHeader(props: {
+  run: RunView;
+  started: Extract<JournalEntry, { kind: "run.started" }> | undefined;
+  reached: number | undefined;
+  forks: RunView[];
+}) {
+  const { run, started, reached, forks } = props;
+  return (
+    <section class="run-header" aria-labelledby="run-title">
+      <h2 id="run-title">
+        <span class="mono">{run.id}</span>{" "}
+        <span class={`status ${run.status}`} data-status={run.status}>
+          {run.status}
+        </span>
+      </h2>
+      <dl class="facts">
+        <dt>script</dt>
+        <dd>
+          {run.script ?? ""} <span class="mono muted">{run.scriptHash.slice(0, 19)}</span>
+        </dd>
+        <dt>toolset</dt>
+        <dd>{run.toolset}</dd>
+        <dt>epoch</dt>
+        <dd>{run.epoch}</dd>
+        <dt>created</dt>
+        <dd>{localTime(run.createdAt)}</dd>
+        {run.endedAt !== undefined && (
+          <>
+            <dt>ended</dt>
+            <dd>
+              {localTime(run.endedAt)} (after{" "}
+              {duration(Date.parse(run.endedAt) - Date.parse(run.createdAt))})
+            </dd>
+          </>
+        )}
+        {started !== undefined && reached !== undefined && (
+          <>
+            <dt>logical time</dt>
+            <dd>
+              {new Date(reached).toISOString()} (+{duration(reached - started.at)} since the start)
+            </dd>
+          </>
+        )}
+        {run.parent !== undefined && (
+          <>
+            <dt>forked from</dt>
+            <dd>
+              <a href={runHref(run.parent.runId)}>{run.parent.runId}</a> at #{run.parent.seq}
+            </dd>
+          </>
+        )}
+        {forks.length > 0 && (
+          <>
+            <dt>forks</dt>
+            <dd>
+              {forks.map((fork) => (
+                <a key={fork.id} class="fork" href={runHref(fork.id)}>
+                  {fork.id} ({fork.status})
+                </a>
+              ))}
+            </dd>
+          </>
+        )}
+      </dl>
+      <div class="io">
+        <div>
+          <h3>Input</h3>
+          <ValueView value={started?.input} label="the input" />
+        </div>
+        {run.result !== undefined && (
+          <div>
+            <h3>Result</h3>
+            <ValueView value={run.result} label="the result" />
+          </div>
+        )}
+        {run.error !== undefined && (
+          <div>
+            <h3>Error</h3>
+            <pre class="value error">
+              {run.error.name}: {run.error.message}
+              {run.error.code ? ` (${run.error.code})` : ""}
+              {run.error.stack ? `\n${run.error.stack}` : ""}
+            </pre>
+          </div>
+        )}
+      </div>
+    </section>
+  );
+}
+
+/** The run's journal, read whole once, then followed (entries after the last seen) until it ends. */
+function useJournal(api: Api, id: string, refused: (m: string) => void) {
+  const seen = useRef<JournalEntry[]>([]);
+  const [entries, setEntries] = useState<JournalEntry[]>([]);
+  useEffect(() => {
+    seen.current = [];
+    setEntries([]);
+  }, [id]);
+  const polled = usePoll(
+    async () => {
+      const after = seen.current[seen.current.length - 1]?.seq ?? 0;
+      const page = await api.journal(id, after);
+      if (page.entries.length > 0) {
+        seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
+        setEntries(seen.current);
+      }
+      return page.status;
+    },
+    [id],
+    refused,
+    { stopWhen: (status) => ENDED.has(status) },
+  );
+  return { entries, error: polled.error };
+}

@@ -1,0 +1,74 @@
+import { useEffect, useMemo, useRef } from "preact/hooks";
+import type { JournalEntry } from "./api.js";
+import { highlightLines } from "./highlight.js";
+import type { PinnedJournal } from "./journal-model.js";
+
+interface Props {
+  file: string;
+  source: string;
+  pinned: PinnedJournal;
+  /** The line the operator picked (its entries are listed beside), or the scrubber's. */
+  selected: number | undefined;
+  /** Where the run stood after the scrubbed seq. */
+  current: number | undefined;
+  onSelect: (line: number) => void;
+}
+
+/**
+ * The run's script, highlighted, each line with a gutter mark counting the journal entries it
+ * caused; a mark is a button (keyboard-usable) that lists that line's entries.
+ */
+export function SourceView({ file, source, pinned, selected, current, onSelect }: Props) {
+  const lines = useMemo(() => highlightLines(source), [source]);
+  const box = useRef<HTMLOListElement>(null);
+  useEffect(() => {
+    const line = selected ?? current;
+    if (line === undefined) return;
+    box.current?.querySelector(`[data-line="${line}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [selected, current]);
+  return (
+    <figure class="source">
+      <figcaption>
+        {file} <span class="muted">as this run ran it</span>
+      </figcaption>
+      <ol ref={box} class="code" aria-label={`${file}, with the journal's entries by line`}>
+        {lines.map((html, index) => {
+          const line = index + 1;
+          const entries = pinned.byLine.get(line);
+          const classes = ["line"];
+          if (line === selected) classes.push("selected");
+          if (line === current) classes.push("current");
+          return (
+            <li key={line} class={classes.join(" ")} data-line={line}>
+              <span class="gutter">
+                {entries !== undefined && (
+                  <button
+                    type="button"
+                    class="mark"
+                    data-count={entries.length}
+                    aria-pressed={line === selected}
+                    aria-label={`line ${line}: ${describe(entries)}`}
+                    onClick={() => onSelect(line)}
+                  >
+                    {entries.length}
+                  </button>
+                )}
+              </span>
+              <span class="number" aria-hidden="true">
+                {line}
+              </span>
+              {/* highlight.js escaped the text: the HTML holds only its own spans. */}
+              <code class="text" dangerouslySetInnerHTML={{ __html: html || " " }} />
+            </li>
+          );
+        })}
+      </ol>
+    </figure>
+  );
+}
+
+function describe(entries: JournalEntry[]): string {
+  return `${entries.length} journal ${entries.length === 1 ? "entry" : "entries"} (${[
+    ...new Set(entries.map((e) => e.kind)),
+  ].join(", ")})`;
+}
