@@ -44,6 +44,7 @@ export type {
   EpochRunVerdict,
   NewEpochCheck,
 } from "./epoch-moves.js";
+export type {
   CommittedRow,
   CommittedActivation,
   ProjectionWindow,
