@@ -124,8 +124,8 @@ export const migrateEpoch = defineRoute({
       schema: EpochCheckView,
     },
   },
-  errors: [401, 409, 422, 503],
-  async handle({ params, body, namespace, request, reply }, ctx) {
+  errors: [401, 403, 409, 422, 503],
+  async handle({ params, body, namespace, grant, reply }, ctx) {
     const from = params.epoch;
     const to = body.to;
     if (from === to) throw invalidInput("body.to", `the runs are of epoch ${from} already`);
@@ -152,7 +152,7 @@ export const migrateEpoch = defineRoute({
       namespace,
       from,
       to,
-      requestedBy: await callerOf(request, ctx.store),
+      requestedBy: callerOf(grant!),
       dryRun: body.dryRun,
     });
     void reply.code(202);
