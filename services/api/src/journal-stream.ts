@@ -66,13 +66,19 @@ export async function streamJournal(
       const renewAt = Date.now() + watchMs - ctx.pollMs; // at least one poll away
       try {
         do {
-          run = await findRun(ctx.store, run.namespace, run.id);
+          // The run and the entries after the last one sent, read at once: one round trip on
+          // the path from a commit to the client, not two. Entries the journal read finds beyond
+          // the run row's lastSeq are committed all the same; the end waits for a read that
+          // sees both (a notice that came meanwhile makes the next wait return at once).
+          const [fresh, entries] = await Promise.all([
+            findRun(ctx.store, run.namespace, run.id),
+            ctx.store.readJournal(run.id, sent + 1),
+          ]);
+          run = fresh;
           let news = false;
-          if (run.lastSeq > sent) {
-            for (const entry of await ctx.store.readJournal(run.id, sent + 1)) {
-              write(`id: ${entry.seq}\ndata: ${JSON.stringify(entry)}\n\n`);
-              sent = entry.seq;
-            }
+          for (const entry of entries) {
+            write(`id: ${entry.seq}\ndata: ${JSON.stringify(entry)}\n\n`);
+            sent = entry.seq;
             news = true;
           }
           if (run.status !== status) {
