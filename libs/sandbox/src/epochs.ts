@@ -50,7 +50,7 @@ export interface EpochRelease {
    */
   released?: string;
   environment: EpochEnvironment;
-  /** `sha256:` of the guest runtime the isolate evaluates (`guestBundle().digest`). */
+  /** `sha256:` of the guest runtime the isolate evaluates (`guestBundle(epoch).digest`). */
   sandboxDigest: string;
   /**
    * `sha256:` of the host-side matching code: the replay engine (libs/journal/src/engine.ts and
@@ -242,7 +242,6 @@ export function epochSupport(
   } = {},
 ): EpochSupport {
   const environment = options.environment ?? currentEnvironment();
-  const sandboxDigest = options.sandboxDigest ?? guestBundle().digest;
   const support: EpochSupport = { epochs: [], refused: [], warnings: [] };
   const otherRuntimes: EpochSupport["refused"] = [];
   for (const epoch of options.claims ?? SUPPORTED_EPOCHS) {
@@ -274,6 +273,7 @@ export function epochSupport(
         `epoch ${epoch} is a draft (not released): its runs may not replay on the build that releases it; ` +
           `use it to try Rewind on this runtime, not for runs that must outlive this build`,
       );
+    const sandboxDigest = options.sandboxDigest ?? guestBundle(epoch).digest;
     if (release.sandboxDigest !== sandboxDigest)
       support.warnings.push(
         `this build's sandbox runtime (${sandboxDigest}) is not epoch ${epoch}'s (${release.sandboxDigest}): ` +

@@ -8,16 +8,37 @@ export interface GuestBundle {
   digest: string;
 }
 
-let cached: GuestBundle | undefined;
+/**
+ * Each epoch's guest runtime, by its entry file under `src/`. The build carries every live
+ * epoch's: epoch 1's (`guest/runtime.ts`) is frozen as released, the standard-JavaScript runtime
+ * of epochs 2-4 (`guest/standard/runtime.ts`) reuses its unchanged modules and replaces the rest
+ * (HOW_IT_WORKS.md, "One guest runtime per epoch"). An epoch not listed runs the newest entry.
+ */
+const EPOCH_1_ENTRY = "guest/runtime.ts";
+const STANDARD_ENTRY = "guest/standard/runtime.ts";
+
+/** The entry file of `epoch`'s guest runtime. */
+export function guestEntry(epoch: number): string {
+  return epoch === 1 ? EPOCH_1_ENTRY : STANDARD_ENTRY;
+}
+
+/** True when `epoch`'s guest computes local time in the process's zone (epoch 1's, TZ=UTC). */
+export function guestUsesProcessZone(epoch: number): boolean {
+  return guestEntry(epoch) === EPOCH_1_ENTRY;
+}
+
+const cached = new Map<string, GuestBundle>();
 
 /**
- * Bundles `src/guest/runtime.ts` into one script. Always from the TypeScript source (shipped with
- * the package), whether the host runs from `src/` or `dist/`, so the bytes the isolate evaluates,
- * and their digest, do not depend on how the host was built.
+ * Bundles `epoch`'s guest runtime into one script. Always from the TypeScript source (shipped
+ * with the package), whether the host runs from `src/` or `dist/`, so the bytes the isolate
+ * evaluates, and their digest, do not depend on how the host was built.
  */
-export function guestBundle(): GuestBundle {
-  if (cached !== undefined) return cached;
-  const entry = fileURLToPath(new URL("../src/guest/runtime.ts", import.meta.url));
+export function guestBundle(epoch: number): GuestBundle {
+  const entryFile = guestEntry(epoch);
+  const hit = cached.get(entryFile);
+  if (hit !== undefined) return hit;
+  const entry = fileURLToPath(new URL(`../src/${entryFile}`, import.meta.url));
   const result = esbuild.buildSync({
     entryPoints: [entry],
     bundle: true,
@@ -38,6 +59,7 @@ export function guestBundle(): GuestBundle {
     logLevel: "silent",
   });
   const code = result.outputFiles[0]!.text;
-  cached = { code, digest: `sha256:${createHash("sha256").update(code).digest("hex")}` };
-  return cached;
+  const bundle = { code, digest: `sha256:${createHash("sha256").update(code).digest("hex")}` };
+  cached.set(entryFile, bundle);
+  return bundle;
 }

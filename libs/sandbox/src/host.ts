@@ -17,7 +17,8 @@ import type { CompiledScript } from "./compiler.js";
 import { loadIsolatedVm } from "./engine.js";
 import { assertProcessZoneIsUtc } from "./process-zone.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
-import { guestBundle } from "./guest-bundle.js";
+import { guestBundle, guestUsesProcessZone } from "./guest-bundle.js";
+import { newRunEpoch } from "./epochs.js";
 import { SourceMapper } from "./source-map.js";
 import type { InstantiateOptions, ScriptSandbox } from "./script-sandbox.js";
 
@@ -97,7 +98,8 @@ const DEFAULTS: Required<SandboxOptions> = {
 
 class IsolateSlot {
   readonly isolate: ivm.Isolate;
-  readonly runtime: ivm.Script;
+  /** Each epoch's guest runtime, compiled on this isolate when a run of that epoch first needs it. */
+  private readonly runtimes = new Map<number, ivm.Script>();
   readonly scripts = new Map<string, ivm.Script>();
   readonly instances = new Set<ScriptInstance>();
   admitted = 0;
@@ -116,9 +118,17 @@ class IsolateSlot {
 
   constructor(memoryLimitMb: number) {
     this.isolate = new (loadIsolatedVm().Isolate)({ memoryLimit: memoryLimitMb });
-    this.runtime = this.isolate.compileScriptSync(guestBundle().code, {
-      filename: "rewind-runtime.js",
-    });
+  }
+
+  runtime(epoch: number): ivm.Script {
+    let runtime = this.runtimes.get(epoch);
+    if (runtime === undefined) {
+      runtime = this.isolate.compileScriptSync(guestBundle(epoch).code, {
+        filename: "rewind-runtime.js",
+      });
+      this.runtimes.set(epoch, runtime);
+    }
+    return runtime;
   }
 
   async script(compiled: CompiledScript, mode: SandboxMode): Promise<ivm.Script> {
@@ -164,13 +174,15 @@ export class Sandbox implements ScriptSandbox {
   private readonly mappers = new Map<string, SourceMapper>();
 
   constructor(options: SandboxOptions = {}) {
-    // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
-    assertProcessZoneIsUtc();
     this.options = { ...DEFAULTS, ...options };
   }
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
   async instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptInstance> {
+    const epoch = run.epoch ?? newRunEpoch();
+    // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
+    // The newer epochs' runtimes pin their zone themselves.
+    if (guestUsesProcessZone(epoch)) assertProcessZoneIsUtc();
     const slot = this.admit();
     const mode = this.options.mode;
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
@@ -196,8 +208,8 @@ export class Sandbox implements ScriptSandbox {
     try {
       const timeout = this.options.cpuLimitMs;
       await on(
-        () => slot.runtime.runSync(context, { timeout }),
-        () => slot.runtime.run(context, { timeout }),
+        () => slot.runtime(epoch).runSync(context, { timeout }),
+        () => slot.runtime(epoch).run(context, { timeout }),
       );
       const global = context.global;
       const name = "__rewind_host";
@@ -226,6 +238,7 @@ export class Sandbox implements ScriptSandbox {
         at: run.startAt,
         seed: run.seed,
         maxValueBytes: this.options.maxValueBytes,
+        memoryLimitMb: this.options.memoryLimitMb, // epoch 1's runtime ignores it
       });
       await on(
         () => init.applySync(undefined, [settings]),

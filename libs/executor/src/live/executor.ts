@@ -345,6 +345,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      epoch: started.epoch,
       runId: started.runId,
     });
     let forked: Awaited<ReturnType<typeof RunEngine.fork>>;
@@ -388,6 +389,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      epoch: started.epoch,
       runId: started.runId,
       fastReplay: slices,
       liveSlices: slices,
