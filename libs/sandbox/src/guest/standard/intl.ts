@@ -77,13 +77,17 @@ function pin(prototype: object, methods: readonly string[], withZone: boolean): 
     ) => unknown;
     // localeCompare takes the locale second: (that, locales, options).
     const localeIndex = method === "localeCompare" ? 1 : 0;
-    replaceMethod(prototype, method, {
-      pinned(this: unknown, ...args: unknown[]) {
-        while (args.length <= localeIndex + 1) args.push(undefined);
-        if (args[localeIndex] === undefined) args[localeIndex] = DEFAULT_LOCALE;
-        if (withZone) args[localeIndex + 1] = zoned(args[localeIndex + 1]);
-        return ReflectApply(original, this, args);
-      },
-    }.pinned);
+    replaceMethod(
+      prototype,
+      method,
+      {
+        pinned(this: unknown, ...args: unknown[]) {
+          while (args.length <= localeIndex + 1) args.push(undefined);
+          if (args[localeIndex] === undefined) args[localeIndex] = DEFAULT_LOCALE;
+          if (withZone) args[localeIndex + 1] = zoned(args[localeIndex + 1]);
+          return ReflectApply(original, this, args);
+        },
+      }.pinned,
+    );
   }
 }

@@ -48,10 +48,14 @@ export function replaceMethod(
 
 /** Installs the `Function.prototype.toString` that prints replacements as native. */
 export function installNativeToString(): void {
-  replaceMethod(Function.prototype, "toString", {
-    toString(this: unknown) {
-      const text = typeof this === "function" ? nativeText.get(this) : undefined;
-      return text ?? ReflectApply(FunctionToString, this, []);
-    },
-  }.toString);
+  replaceMethod(
+    Function.prototype,
+    "toString",
+    {
+      toString(this: unknown) {
+        const text = typeof this === "function" ? nativeText.get(this) : undefined;
+        return text ?? ReflectApply(FunctionToString, this, []);
+      },
+    }.toString,
+  );
 }

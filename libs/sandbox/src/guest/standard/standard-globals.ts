@@ -19,11 +19,15 @@ export function installMathE(): void {
 /** Math.random as a built-in method: not constructible, no `prototype`, `[native code]`. */
 export function fixMathRandom(): void {
   const draw = Math.random;
-  replaceMethod(Math, "random", {
-    random() {
-      return ReflectApply(draw, undefined, []) as number;
-    },
-  }.random);
+  replaceMethod(
+    Math,
+    "random",
+    {
+      random() {
+        return ReflectApply(draw, undefined, []) as number;
+      },
+    }.random,
+  );
 }
 
 /**

@@ -46,16 +46,24 @@ export function installTime(global: typeof globalThis): void {
     writable: true,
     configurable: true,
   });
-  replaceMethod(OriginalDate, "now", {
-    now() {
-      return clock.now;
-    },
-  }.now);
-  replaceMethod(OriginalDate, "parse", {
-    parse(text: unknown) {
-      return parseAtUtc(String(text));
-    },
-  }.parse);
+  replaceMethod(
+    OriginalDate,
+    "now",
+    {
+      now() {
+        return clock.now;
+      },
+    }.now,
+  );
+  replaceMethod(
+    OriginalDate,
+    "parse",
+    {
+      parse(text: unknown) {
+        return parseAtUtc(String(text));
+      },
+    }.parse,
+  );
   installLocalTimeAtUtc();
   ObjectDefineProperty(global, "Date", { value: LogicalDate, writable: true, configurable: true });
 
@@ -160,58 +168,90 @@ function installLocalTimeAtUtc(): void {
   const proto = DatePrototype as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const unit of twins) {
     const get = proto[`getUTC${unit}`]!;
-    replaceMethod(DatePrototype, `get${unit}`, {
-      get(this: unknown) {
-        return ReflectApply(get, this, []);
-      },
-    }.get);
+    replaceMethod(
+      DatePrototype,
+      `get${unit}`,
+      {
+        get(this: unknown) {
+          return ReflectApply(get, this, []);
+        },
+      }.get,
+    );
     if (unit === "Day") continue;
     const set = proto[`setUTC${unit}`]!;
-    replaceMethod(DatePrototype, `set${unit}`, {
-      set(this: unknown, ...args: unknown[]) {
-        return ReflectApply(set, this, args);
-      },
-    }.set);
+    replaceMethod(
+      DatePrototype,
+      `set${unit}`,
+      {
+        set(this: unknown, ...args: unknown[]) {
+          return ReflectApply(set, this, args);
+        },
+      }.set,
+    );
   }
-  replaceMethod(DatePrototype, "getTimezoneOffset", {
-    getTimezoneOffset(this: unknown) {
-      const time = timeOf(this);
-      return time !== time ? NaN : 0;
-    },
-  }.getTimezoneOffset);
-  if ("getYear" in DatePrototype) {
-    replaceMethod(DatePrototype, "getYear", {
-      getYear(this: unknown) {
-        return (ReflectApply(getUTCFullYear, this, []) as number) - 1900;
-      },
-    }.getYear);
-    // Annex B.2.3.2, with local time at UTC.
-    replaceMethod(DatePrototype, "setYear", {
-      setYear(this: unknown, year: unknown) {
+  replaceMethod(
+    DatePrototype,
+    "getTimezoneOffset",
+    {
+      getTimezoneOffset(this: unknown) {
         const time = timeOf(this);
-        const y = Number(year);
-        if (y !== y) return ReflectApply(setTime, this, [NaN]);
-        const whole = MathTrunc(y);
-        const full = whole >= 0 && whole <= 99 ? 1900 + whole : y;
-        ReflectApply(setTime, this, [time !== time ? 0 : time]);
-        return ReflectApply(setUTCFullYear, this, [full]);
+        return time !== time ? NaN : 0;
       },
-    }.setYear);
+    }.getTimezoneOffset,
+  );
+  if ("getYear" in DatePrototype) {
+    replaceMethod(
+      DatePrototype,
+      "getYear",
+      {
+        getYear(this: unknown) {
+          return (ReflectApply(getUTCFullYear, this, []) as number) - 1900;
+        },
+      }.getYear,
+    );
+    // Annex B.2.3.2, with local time at UTC.
+    replaceMethod(
+      DatePrototype,
+      "setYear",
+      {
+        setYear(this: unknown, year: unknown) {
+          const time = timeOf(this);
+          const y = Number(year);
+          if (y !== y) return ReflectApply(setTime, this, [NaN]);
+          const whole = MathTrunc(y);
+          const full = whole >= 0 && whole <= 99 ? 1900 + whole : y;
+          ReflectApply(setTime, this, [time !== time ? 0 : time]);
+          return ReflectApply(setUTCFullYear, this, [full]);
+        },
+      }.setYear,
+    );
   }
-  replaceMethod(DatePrototype, "toString", {
-    toString(this: unknown) {
-      return dateString(timeOf(this));
-    },
-  }.toString);
-  replaceMethod(DatePrototype, "toDateString", {
-    toDateString(this: unknown) {
-      return parts(timeOf(this))?.day ?? "Invalid Date";
-    },
-  }.toDateString);
-  replaceMethod(DatePrototype, "toTimeString", {
-    toTimeString(this: unknown) {
-      const p = parts(timeOf(this));
-      return p === undefined ? "Invalid Date" : `${p.time} ${ZONE_SUFFIX}`;
-    },
-  }.toTimeString);
+  replaceMethod(
+    DatePrototype,
+    "toString",
+    {
+      toString(this: unknown) {
+        return dateString(timeOf(this));
+      },
+    }.toString,
+  );
+  replaceMethod(
+    DatePrototype,
+    "toDateString",
+    {
+      toDateString(this: unknown) {
+        return parts(timeOf(this))?.day ?? "Invalid Date";
+      },
+    }.toDateString,
+  );
+  replaceMethod(
+    DatePrototype,
+    "toTimeString",
+    {
+      toTimeString(this: unknown) {
+        const p = parts(timeOf(this));
+        return p === undefined ? "Invalid Date" : `${p.time} ${ZONE_SUFFIX}`;
+      },
+    }.toTimeString,
+  );
 }

@@ -66,21 +66,25 @@ export function installWebAssembly(global: typeof globalThis, memoryLimitMb: num
     },
   });
   markNative(Memory, "Memory");
-  replaceMethod(OriginalMemory.prototype, "grow", {
-    grow(this: unknown, delta: unknown) {
-      const pages = (ReflectApply(bufferOf, this, []) as ArrayBuffer).byteLength / PAGE_BYTES;
-      if (pages + Number(delta) > maxPages)
-        throw new RangeError(
-          `WebAssembly.Memory.grow(${Number(delta)}) would take the memory to ${pages + Number(delta)} ` +
-            `pages, past the run's limit of ${maxPages} (${memoryLimitMb} MiB)`,
-        );
-      return ReflectApply(grow, this, [delta as number]) as number;
-    },
-  }.grow);
+  replaceMethod(
+    OriginalMemory.prototype,
+    "grow",
+    {
+      grow(this: unknown, delta: unknown) {
+        const pages = (ReflectApply(bufferOf, this, []) as ArrayBuffer).byteLength / PAGE_BYTES;
+        if (pages + Number(delta) > maxPages)
+          throw new RangeError(
+            `WebAssembly.Memory.grow(${Number(delta)}) would take the memory to ${pages + Number(delta)} ` +
+              `pages, past the run's limit of ${maxPages} (${memoryLimitMb} MiB)`,
+          );
+        return ReflectApply(grow, this, [delta as number]) as number;
+      },
+    }.grow,
+  );
 
   const checked = (bytes: unknown): void => {
     const problem = memoryProblem(bytes, maxPages);
-    if (problem !== undefined) throw new (wasm.CompileError)(problem);
+    if (problem !== undefined) throw new wasm.CompileError(problem);
   };
   const Module = new Proxy(OriginalModule, {
     construct(target, args, newTarget) {
@@ -104,22 +108,30 @@ export function installWebAssembly(global: typeof globalThis, memoryLimitMb: num
 
   const settle = <T>(compute: () => T): Promise<T> =>
     new OriginalPromise<T>((resolve) => resolve(compute()));
-  replaceMethod(wasm, "compile", {
-    compile(bytes: unknown) {
-      return settle(() => Reflect.construct(Module, [bytes]));
-    },
-  }.compile);
-  replaceMethod(wasm, "instantiate", {
-    instantiate(source: unknown, imports?: unknown) {
-      return settle<object>(() => {
-        if (source instanceof OriginalModule)
-          return Reflect.construct(OriginalInstance, [source, imports]);
-        const module = Reflect.construct(Module, [source]);
-        const instance = Reflect.construct(OriginalInstance, [module, imports]);
-        return { module, instance };
-      });
-    },
-  }.instantiate);
+  replaceMethod(
+    wasm,
+    "compile",
+    {
+      compile(bytes: unknown) {
+        return settle(() => Reflect.construct(Module, [bytes]));
+      },
+    }.compile,
+  );
+  replaceMethod(
+    wasm,
+    "instantiate",
+    {
+      instantiate(source: unknown, imports?: unknown) {
+        return settle<object>(() => {
+          if (source instanceof OriginalModule)
+            return Reflect.construct(OriginalInstance, [source, imports]);
+          const module = Reflect.construct(Module, [source]);
+          const instance = Reflect.construct(OriginalInstance, [module, imports]);
+          return { module, instance };
+        });
+      },
+    }.instantiate,
+  );
   // Streaming needs a Response, which the sandbox has not: absent rather than never settling.
   for (const name of ["compileStreaming", "instantiateStreaming"])
     Reflect.deleteProperty(wasm, name);
@@ -185,7 +197,8 @@ function memoryProblem(source: unknown, maxPages: number): string | undefined {
           skipName();
           skipName();
           const kind = byte();
-          if (kind === 0x00) leb(); // function: type index
+          if (kind === 0x00)
+            leb(); // function: type index
           else if (kind === 0x01) {
             byte(); // table: element type, then limits
             const flags = byte();
@@ -194,7 +207,8 @@ function memoryProblem(source: unknown, maxPages: number): string | undefined {
           } else if (kind === 0x02) {
             const problem = limits();
             if (problem !== undefined) return problem;
-          } else if (kind === 0x03) at += 2; // global: value type, mutability
+          } else if (kind === 0x03)
+            at += 2; // global: value type, mutability
           else if (kind === 0x04) {
             byte(); // tag: attribute, then type index
             leb();
