@@ -51,6 +51,8 @@ export function installIntl(): void {
     });
     ObjectDefineProperty(Intl, name, { value: Pinned, writable: true, configurable: true });
   }
+  // Non-standard, and it defaults to the host's locale; Node removes it from its contexts too.
+  Reflect.deleteProperty(Intl, "v8BreakIterator");
   pin(Date.prototype, ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"], true);
   pin(Number.prototype, ["toLocaleString"], false);
   pin(BigInt.prototype, ["toLocaleString"], false);
