@@ -24,8 +24,8 @@ export async function probe(sandbox: Sandbox, epoch: number, expression: string)
   const instance = await sandbox.instantiate(script, { seed: SEED, startAt: START_AT, epoch });
   try {
     const commands = await instance.start(null);
-    const done = commands.at(-1) as { type: string; result?: unknown; error?: unknown };
-    if (done.type !== "complete")
+    const done = commands.at(-1) as { type: string; result?: unknown } | undefined;
+    if (done?.type !== "complete")
       throw new Error(`The probe ${expression} did not complete: ${JSON.stringify(done)}`);
     return JSON.parse(done.result as string) as unknown;
   } finally {
