@@ -1,4 +1,4 @@
-import { isolatedVmVersion } from "./engine.js";
+import { contextsHaveMathE, isolatedVmVersion } from "./engine.js";
 import { guestBundle } from "./guest-bundle.js";
 
 /**
@@ -212,6 +212,25 @@ export function newRunEpoch(environment: EpochEnvironment = currentEnvironment()
   );
 }
 
+/**
+ * Why this process's engine computes differently from `epoch`'s recordings although its runtime
+ * matches (undefined when it does not). Epoch 1's scripts read `Math.E` as undefined, as Node 20's
+ * isolated-vm contexts have it without `--no-node-snapshot`; the flag gives them Math.E, which is
+ * non-configurable, so no runtime can take it away again: such a process refuses epoch 1. (Epoch
+ * 2's runtime defines Math.E itself: it computes the same with or without the flag.)
+ */
+export function engineProblemFor(epoch: number): string | undefined {
+  // Only where the process really is epoch 1's runtime (later ones all have Math.E).
+  if (epoch !== 1 || runtimeMismatches(findEpoch(1)!, currentEnvironment()).length > 0)
+    return undefined;
+  if (!contextsHaveMathE()) return undefined;
+  return (
+    "epoch 1's scripts read Math.E as undefined, and this process's sandbox contexts have it " +
+    "(Node runs with --no-node-snapshot): its runs would diverge here. Start the worker without " +
+    "--no-node-snapshot for epoch 1's runs"
+  );
+}
+
 export interface EpochSupport {
   /** The epochs this process may execute. */
   epochs: number[];
@@ -266,6 +285,11 @@ export function epochSupport(
           `this process has ${mismatches.join(", ")}: its runs wait for a worker that matches. Deploy ` +
           `the Node the epoch names (${release.notes.replace(/^Draft\. /, "")}), or release a new epoch for this runtime`,
       });
+      continue;
+    }
+    const engineProblem = engineProblemFor(epoch);
+    if (engineProblem !== undefined) {
+      support.refused.push({ epoch, reason: engineProblem });
       continue;
     }
     if (isDraft(release))

@@ -5,18 +5,9 @@
  * LC_ALL and TZ, and compute the same. Epoch 1 leaks LANG (it relies on its launcher's TZ=UTC and
  * keeps its behaviour): its probe differs between the two.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { inChild as inChildProcess, sandboxFile } from "./in-child.js";
 import { STANDARD_EPOCH } from "./sandbox-probe.js";
-
-const REPO = fileURLToPath(new URL("../../../", import.meta.url));
-const VITE_NODE = path.join(REPO, "node_modules/vite-node/vite-node.mjs");
-const dir = mkdtempSync(path.join(os.tmpdir(), "rewind-host-env-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const GERMAN_BERLIN = { LANG: "de_DE.UTF-8", LC_ALL: "de_DE.UTF-8", TZ: "Europe/Berlin" };
 const TURKISH_NEW_YORK = { LANG: "en_US.UTF-8", LC_ALL: "tr_TR.UTF-8", TZ: "America/New_York" };
@@ -40,26 +31,14 @@ const PROBE = `[
 
 /** Runs the probe in `epoch` in a child process with `env`; answers what it computed. */
 function inChild(epoch: number, env: Record<string, string>): unknown {
-  const file = path.join(dir, `child-${epoch}-${env.TZ!.replace("/", "-")}.mjs`);
-  const probeModule = path.join(REPO, "libs/sandbox/test/sandbox-probe.ts");
-  const host = path.join(REPO, "libs/sandbox/src/host.ts");
-  writeFileSync(
-    file,
-    `const { probe } = await import(${JSON.stringify(probeModule)});\n` +
-      `const { Sandbox } = await import(${JSON.stringify(host)});\n` +
-      `const sandbox = new Sandbox();\n` +
-      `const value = await probe(sandbox, ${epoch}, ${JSON.stringify(PROBE)});\n` +
-      `sandbox.dispose();\nconsole.log("RESULT " + JSON.stringify(value));\n`,
+  return inChildProcess(
+    `const { probe } = await import(${sandboxFile("test/sandbox-probe.ts")});
+     const { Sandbox } = await import(${sandboxFile("src/host.ts")});
+     const sandbox = new Sandbox();
+     out.value = await probe(sandbox, ${epoch}, ${JSON.stringify(PROBE)});
+     sandbox.dispose();`,
+    { env },
   );
-  const { TZ: _tz, LANG: _lang, LC_ALL: _all, ...rest } = process.env;
-  const stdout = execFileSync(process.execPath, [VITE_NODE, "--config", "vitest.config.ts", file], {
-    cwd: REPO,
-    env: { ...rest, ...env },
-    encoding: "utf8",
-  });
-  const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
-  if (line === undefined) throw new Error(`The child printed no result: ${stdout}`);
-  return JSON.parse(line.slice("RESULT ".length)) as unknown;
 }
 
 describe("the host's LANG, LC_* and TZ", () => {
