@@ -97,6 +97,7 @@ for (const epoch of released.filter((e) => served.includes(e))) {
         const instance = await async.instantiate(script, {
           seed: started.seed,
           startAt: started.at,
+          epoch: started.epoch,
           fastReplay: true,
         });
         try {

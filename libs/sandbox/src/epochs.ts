@@ -63,8 +63,11 @@ export interface EpochRelease {
   notes: string;
 }
 
-/** The replay options of epoch 1, which the drafts keep until their guest runtime changes them. */
-const EPOCH_1_REPLAY: ReplayOptions = {
+/**
+ * The replay options of the standard-JavaScript epochs: epoch 1's, with the zone (UTC) pinned inside
+ * the guest runtime (not by the process's TZ).
+ */
+const STANDARD_REPLAY: ReplayOptions = {
   timeZone: "UTC",
   defaultLocale: "en-US",
   random: "ChaCha20 (RFC 8439) keyed by the run's 256-bit seed",
@@ -103,8 +106,8 @@ export const EPOCHS: readonly EpochRelease[] = [
   },
   // Drafts (no `released` day): one epoch per runtime, released once, together with the guest
   // runtime that fixes the sandbox's deviations from standard JavaScript (issue 12) and the
-  // hardening changes, so that each runtime gets one new epoch, not two. Until then they run the
-  // current guest runtime, and their digests follow it.
+  // hardening changes, so that each runtime gets one new epoch, not two. They run the standard
+  // guest runtime (guest/standard/, guestBundle(epoch)), and their digests follow it until then.
   {
     epoch: 2,
     environment: {
@@ -115,9 +118,9 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
-    replay: EPOCH_1_REPLAY,
+    replay: STANDARD_REPLAY,
     notes:
       "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
       "of deployments still on Node 20; epoch 1 stays theirs for the runs it has.",
@@ -132,9 +135,9 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
-    replay: EPOCH_1_REPLAY,
+    replay: STANDARD_REPLAY,
     notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
   },
   {
@@ -147,9 +150,9 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
-    replay: EPOCH_1_REPLAY,
+    replay: STANDARD_REPLAY,
     notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
   },
 ];
