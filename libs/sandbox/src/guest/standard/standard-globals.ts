@@ -24,7 +24,7 @@ export function fixMathRandom(): void {
     "random",
     {
       random() {
-        return ReflectApply(draw, undefined, []) as number;
+        return ReflectApply(draw, undefined, []);
       },
     }.random,
   );

@@ -18,7 +18,7 @@ const MathTrunc = Math.trunc;
 const RegExpExec = RegExp.prototype.exec;
 const StringReplace = String.prototype.replace;
 
-const timeOf = (date: unknown): number => ReflectApply(getTime, date, []) as number;
+const timeOf = (date: unknown): number => ReflectApply(getTime, date, []);
 const exec = (re: RegExp, text: string) => ReflectApply(RegExpExec, re, [text]) as string[] | null;
 
 /**
@@ -143,7 +143,7 @@ function parseAtUtc(text: string): number {
 function parts(time: number): { day: string; time: string } | undefined {
   if (time !== time) return undefined;
   // "Mon, 01 Jan 2024 00:00:00 GMT"
-  const text = ReflectApply(toUTCString, new OriginalDate(time), []) as string;
+  const text = ReflectApply(toUTCString, new OriginalDate(time), []);
   const match = exec(/^(\w+), (\d+) (\w+) (-?\d+) (\d\d:\d\d:\d\d) GMT$/, text)!;
   return { day: `${match[1]} ${match[3]} ${match[2]} ${match[4]}`, time: match[5]! };
 }
@@ -205,7 +205,7 @@ function installLocalTimeAtUtc(): void {
       "getYear",
       {
         getYear(this: unknown) {
-          return (ReflectApply(getUTCFullYear, this, []) as number) - 1900;
+          return ReflectApply(getUTCFullYear, this, []) - 1900;
         },
       }.getYear,
     );

@@ -41,7 +41,9 @@ export function installWebAssembly(global: typeof globalThis, memoryLimitMb: num
   const OriginalMemory = wasm.Memory;
   const OriginalModule = wasm.Module;
   const OriginalInstance = wasm.Instance;
-  const bufferOf = Reflect.getOwnPropertyDescriptor(OriginalMemory.prototype, "buffer")!.get!;
+  const bufferOf = Reflect.getOwnPropertyDescriptor(OriginalMemory.prototype, "buffer")!.get as (
+    this: unknown,
+  ) => ArrayBuffer;
   const grow = OriginalMemory.prototype.grow;
 
   const Memory = new Proxy(OriginalMemory, {
@@ -71,13 +73,13 @@ export function installWebAssembly(global: typeof globalThis, memoryLimitMb: num
     "grow",
     {
       grow(this: unknown, delta: unknown) {
-        const pages = (ReflectApply(bufferOf, this, []) as ArrayBuffer).byteLength / PAGE_BYTES;
+        const pages = ReflectApply(bufferOf, this, []).byteLength / PAGE_BYTES;
         if (pages + Number(delta) > maxPages)
           throw new RangeError(
             `WebAssembly.Memory.grow(${Number(delta)}) would take the memory to ${pages + Number(delta)} ` +
               `pages, past the run's limit of ${maxPages} (${memoryLimitMb} MiB)`,
           );
-        return ReflectApply(grow, this, [delta as number]) as number;
+        return ReflectApply(grow, this, [delta as number]);
       },
     }.grow,
   );
