@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { RewindError } from "@rewind/core";
 
 /** The compiled guest runtime and the digest that pins it (a determinism epoch names it). */
 export interface GuestBundle {
@@ -8,18 +9,33 @@ export interface GuestBundle {
   digest: string;
 }
 
+const EPOCH_1_ENTRY = "guest/runtime.ts";
+const STANDARD_ENTRY = "guest/standard/runtime.ts";
+
 /**
  * Each epoch's guest runtime, by its entry file under `src/`. The build carries every live
  * epoch's: epoch 1's (`guest/runtime.ts`) is frozen as released, the standard-JavaScript runtime
  * of epochs 2-4 (`guest/standard/runtime.ts`) reuses its unchanged modules and replaces the rest
- * (HOW_IT_WORKS.md, "One guest runtime per epoch"). An epoch not listed runs the newest entry.
+ * (HOW_IT_WORKS.md, "One guest runtime per epoch"). A new epoch whose runtime changes adds an
+ * entry of its own; one that only changes the engine reuses its predecessor's.
  */
-const EPOCH_1_ENTRY = "guest/runtime.ts";
-const STANDARD_ENTRY = "guest/standard/runtime.ts";
+const GUEST_ENTRIES: Readonly<Record<number, string>> = {
+  1: EPOCH_1_ENTRY,
+  2: STANDARD_ENTRY,
+  3: STANDARD_ENTRY,
+  4: STANDARD_ENTRY,
+};
 
-/** The entry file of `epoch`'s guest runtime. */
+/** The entry file of `epoch`'s guest runtime; SANDBOX_ERROR for an epoch this build lacks. */
 export function guestEntry(epoch: number): string {
-  return epoch === 1 ? EPOCH_1_ENTRY : STANDARD_ENTRY;
+  const entry = GUEST_ENTRIES[epoch];
+  if (entry === undefined)
+    throw new RewindError(
+      "SANDBOX_ERROR",
+      `This build has no guest runtime for epoch ${String(epoch)} (it has epochs ` +
+        `${Object.keys(GUEST_ENTRIES).join(", ")}): run the epoch's runs on a build that supports it`,
+    );
+  return entry;
 }
 
 /** True when `epoch`'s guest computes local time in the process's zone (epoch 1's, TZ=UTC). */

@@ -173,16 +173,23 @@ export class Sandbox implements ScriptSandbox {
   /** Source mappers by source map text. */
   private readonly mappers = new Map<string, SourceMapper>();
 
+  /** The epoch of an instance made with none: the one new runs start in on this runtime. */
+  private readonly defaultEpoch = newRunEpoch();
+  private zoneChecked = false;
+
   constructor(options: SandboxOptions = {}) {
     this.options = { ...DEFAULTS, ...options };
   }
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
   async instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptInstance> {
-    const epoch = run.epoch ?? newRunEpoch();
+    const epoch = run.epoch ?? this.defaultEpoch;
     // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
     // The newer epochs' runtimes pin their zone themselves.
-    if (guestUsesProcessZone(epoch)) assertProcessZoneIsUtc();
+    if (guestUsesProcessZone(epoch) && !this.zoneChecked) {
+      assertProcessZoneIsUtc();
+      this.zoneChecked = true;
+    }
     const slot = this.admit();
     const mode = this.options.mode;
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);

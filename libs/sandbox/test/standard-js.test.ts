@@ -100,6 +100,13 @@ describe("the standard runtime fixes epoch 1's deviations from standard JavaScri
     });
   }
 
+  it("refuses an epoch the build has no guest runtime for", async () => {
+    await expect(probe(sandbox, 99, "1")).rejects.toMatchObject({
+      code: "SANDBOX_ERROR",
+      message: expect.stringMatching(/no guest runtime for epoch 99/),
+    });
+  });
+
   it("keeps Date on the logical clock, with subclasses and instanceof", async () => {
     const value = await probe(
       sandbox,
