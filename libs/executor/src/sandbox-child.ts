@@ -5,7 +5,13 @@
  * process); here that ends this process only, and the parent knows which run was executing.
  */
 import { RewindError, toErrorData } from "@rewind/core";
-import { SUPPORTED_EPOCHS, Sandbox, guestBundle, type CompiledScript, type ScriptInstance } from "@rewind/sandbox";
+import {
+  SUPPORTED_EPOCHS,
+  Sandbox,
+  guestBundle,
+  type CompiledScript,
+  type ScriptInstance,
+} from "@rewind/sandbox";
 import type { ChildAnswer, ChildReply, ChildRequest } from "./sandbox-wire.js";
 
 const send = process.send?.bind(process);
