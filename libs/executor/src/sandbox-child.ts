@@ -35,7 +35,8 @@ async function handle(request: ChildRequest): Promise<void> {
   switch (request.op) {
     case "options":
       sandbox?.dispose();
-      sandbox = new Sandbox({ ...request.options, mode: "sync" });
+      // This process does nothing else: its resident size tells the isolates' WebAssembly memory.
+      sandbox = new Sandbox({ ...request.options, mode: "sync", guardExternalMemory: true });
       for (const epoch of SUPPORTED_EPOCHS) guestBundle(epoch); // built now, not by the first run
       return;
     case "callsites":
@@ -60,7 +61,7 @@ async function answer(request: Extract<ChildRequest, { id: number }>): Promise<C
         const script = scripts.get(key);
         if (script === undefined)
           throw new RewindError("SANDBOX_ERROR", `Script ${key} was never sent`);
-        sandbox ??= new Sandbox({ mode: "sync" });
+        sandbox ??= new Sandbox({ mode: "sync", guardExternalMemory: true });
         instances.set(request.inst, await sandbox.instantiate(script, request.run));
         return { ok: null };
       }

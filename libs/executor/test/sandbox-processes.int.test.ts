@@ -46,7 +46,11 @@ export default async (input: { i: number }) => {
   return seen.length;
 };`;
 
-async function submit(source: string, input: unknown = null): Promise<string> {
+async function submit(
+  source: string,
+  input: unknown = null,
+  parent?: { runId: string; seq: number },
+): Promise<string> {
   const script = await compileScript({ source, filename: "procs.ts" });
   await store.putScript("default", script);
   const runId = `run_procs_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
@@ -61,6 +65,7 @@ async function submit(source: string, input: unknown = null): Promise<string> {
     epoch: 1,
     toolset: "procs",
     namespace: "default",
+    ...(parent === undefined ? {} : { parent }),
   };
   await store.createRun({ started, ttlMs: 60_000 });
   return runId;
@@ -157,4 +162,41 @@ describe("a bomb beside ten honest runs sharing its sandbox process", () => {
       sandbox.dispose();
     }
   }, 120_000);
+});
+
+describe("a fork whose first load aborts its sandbox process", () => {
+  it("is charged a death each time, and fails with CRASH_LOOP naming it", async () => {
+    const exits: string[] = [];
+    const sandbox = new SandboxProcesses({ onExit: (why) => exits.push(why) });
+    const ended = new Map<string, string>();
+    const exec = new Executor({
+      store,
+      sandbox,
+      toolsets: new Map([["procs", toolset]]),
+      owner: "procs-fork",
+      onEnded: (id, status) => ended.set(id, status),
+    });
+    try {
+      const parent = await submit(`import { tools } from "rewind";
+export default async () => { await tools.x({}); return 1; };`);
+      await exec.activate(parent);
+      await until(() => ended.has(parent), 30_000);
+      // The fork's script allocates far too much at its first instruction: its first load, the
+      // new script against the parent's journal, is what aborts the process.
+      const fork = await submit(`export default async () => new Array(1e9).fill(0).length;`, null, {
+        runId: parent,
+        seq: 1,
+      });
+      await exec.activate(fork);
+      await until(() => ended.has(fork), 180_000); // five process starts, on a loaded machine
+      const failed = await store.getRun(fork);
+      expect(failed?.status).toBe("failed");
+      expect(failed?.error?.code, JSON.stringify(failed?.error)).toBe("CRASH_LOOP");
+      expect(failed?.error?.message).toMatch(/its sandbox process (was killed|exited)/);
+      expect(exits).toHaveLength(5);
+    } finally {
+      await exec.close();
+      sandbox.dispose();
+    }
+  }, 240_000);
 });

@@ -95,7 +95,12 @@ export const EPOCHS: readonly EpochRelease[] = [
     // Then from sha256:4c46d33e…: the error table gained BAD_REQUEST, METHOD_NOT_ALLOWED,
     // URI_TOO_LONG and HEADERS_TOO_LARGE, answers of the API's door that no journal entry holds;
     // the engine reads the table only for RewindError.retryable (the corpus replays byte for byte).
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    // Then from sha256:160c4ba7…: the host holds each command batch to the wire's schema (issue
+    // 17, forged commands): exact fields and types, callsites as line:column, values within the
+    // size and depth limits the guest itself enforces, nothing after the run's end. Every batch
+    // the epoch-1 runtime writes on its own passes unchanged (the corpus replays byte for byte);
+    // only batches a script forged by splicing text into them are refused, failing that run.
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: {
       timeZone: "UTC",
       defaultLocale: "en-US",
@@ -119,7 +124,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: STANDARD_REPLAY,
     notes:
       "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
@@ -136,7 +141,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: STANDARD_REPLAY,
     notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
   },
@@ -151,7 +156,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
-    matchingDigest: "sha256:160c4ba7d66d68dfdc523ddc15e15b7e40341f76b3926cc0679e5df63a6f54ed",
+    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
     replay: STANDARD_REPLAY,
     notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
   },

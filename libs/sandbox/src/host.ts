@@ -15,6 +15,7 @@ import {
 import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
 import { loadIsolatedVm } from "./engine.js";
+import { ExternalMemory } from "./external-memory.js";
 import { assertProcessZoneIsUtc } from "./process-zone.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle, guestUsesProcessZone } from "./guest-bundle.js";
@@ -56,6 +57,13 @@ export interface SandboxOptions {
    * no script can reach it. Never set it in a service.
    */
   testOnlyPlatformBug?: string;
+  /**
+   * Holds the isolates' memory outside their heaps (WebAssembly memories, which isolated-vm's
+   * limit never sees) to `memoryLimitMb` too, estimated from the process's resident size
+   * (external-memory.ts), and disposes an isolate a run leaves such memory behind in. Only for a
+   * process that does nothing but run scripts, in sync mode: a sandbox process.
+   */
+  guardExternalMemory?: boolean;
 }
 
 /**
@@ -94,7 +102,12 @@ const DEFAULTS: Required<SandboxOptions> = {
   replaySliceMs: 50,
   liveSliceMs: 20,
   testOnlyPlatformBug: "",
+  guardExternalMemory: false,
 };
+
+const MIB = 1024 * 1024;
+/** Memory outside the heaps left after a run ends, from which its isolate is disposed to free it. */
+const LEFT_BEHIND_BYTES = 32 * MIB;
 
 class IsolateSlot {
   readonly isolate: ivm.Isolate;
@@ -172,6 +185,7 @@ export class Sandbox implements ScriptSandbox {
   private readonly slots = new Set<IsolateSlot>();
   /** Source mappers by source map text. */
   private readonly mappers = new Map<string, SourceMapper>();
+  private readonly external: ExternalMemory | undefined;
 
   /** The epoch of an instance made with none: the one new runs start in on this runtime. */
   private readonly defaultEpoch = newRunEpoch();
@@ -179,6 +193,8 @@ export class Sandbox implements ScriptSandbox {
 
   constructor(options: SandboxOptions = {}) {
     this.options = { ...DEFAULTS, ...options };
+    if (this.options.guardExternalMemory && this.options.mode === "sync")
+      this.external = new ExternalMemory(this.options.memoryLimitMb * MIB);
   }
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
@@ -297,7 +313,31 @@ export class Sandbox implements ScriptSandbox {
   /** @internal */
   release(slot: IsolateSlot, instance: ScriptInstance): void {
     slot.instances.delete(instance);
+    // A released context's WebAssembly memory is freed only when its isolate collects it, which
+    // an idle isolate may never do: disposing the isolate frees it now (its other runs replay).
+    const left = this.external?.estimate(LEFT_BEHIND_BYTES, () => this.isolateBytes()) ?? 0;
+    if (left > 0 && !slot.isolate.isDisposed) {
+      this.lost(slot);
+      return;
+    }
     this.retireIfUnused(slot);
+  }
+
+  /**
+   * @internal The memory outside the heaps, in bytes, after an activation that began at
+   * `startedAt`, when it is over the memory limit; else 0 (see ExternalMemory).
+   */
+  externalBytesOver(startedAt: number): number {
+    return this.external?.afterActivation(startedAt, () => this.isolateBytes()) ?? 0;
+  }
+
+  /** What the isolates have resident, in bytes. */
+  private isolateBytes(): number {
+    let total = 0;
+    for (const slot of this.slots)
+      if (!slot.isolate.isDisposed)
+        total += slot.isolate.getHeapStatisticsSync().total_physical_size;
+    return total;
   }
 
   /** An isolate no longer admitting runs is disposed once its last run is gone. */
@@ -322,6 +362,7 @@ export class Sandbox implements ScriptSandbox {
       slot.admitted >= this.options.runsPerIsolate
     ) {
       const full = slot;
+      this.external?.calibrate(); // before the first isolate: the process on its own
       slot = new IsolateSlot(this.options.memoryLimitMb);
       this.slots.add(slot);
       this.current = slot;
@@ -367,8 +408,16 @@ export class ScriptInstance {
   private sliced = 0;
   private state: "live" | "ended" | "evicted" = "live";
   private script: ivm.Script | undefined;
-  /** The highest command id seen: ids are new and increasing, or the guest is lying. */
+  /** The highest command id seen: ids are consecutive, or the guest is lying. */
   private lastId = 0;
+  /** The guest sent the run's end: nothing may follow it. */
+  private finished = false;
+  /**
+   * Calls emitted and not yet answered. The runtime completes a run only once every call it made
+   * is answered: a completion while one is out means the call was forged (its answer would be
+   * journaled after the run's end).
+   */
+  private readonly callsOut = new Set<number>();
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -401,10 +450,14 @@ export class ScriptInstance {
    * run, journaled) and calls its default export with the input.
    */
   async start(input: Json): Promise<GuestCommand[]> {
+    // Its isolate went under it (another run's memory) before it started: not this run's doing.
+    if (this.state === "evicted")
+      throw new RewindError("SANDBOX_ERROR", "The run's sandbox was evicted: start it again");
     const script = this.script;
     if (script === undefined)
       throw new RewindError("SANDBOX_ERROR", "The run's script has already started");
     this.script = undefined;
+    const startedAt = performance.now();
     const timeout = this.sandbox.options.cpuLimitMs;
     const mode = this.sandbox.options.mode;
     // The script's top level is script code: in async mode, sync only within a slice.
@@ -424,10 +477,11 @@ export class ScriptInstance {
       this.throwIfSliceRanOut(slice, failure);
       return [{ type: "fail", error: failure }];
     }
-    return this.activate(this.startFn, JSON.stringify(input));
+    return this.activate(this.startFn, JSON.stringify(input), startedAt);
   }
 
   deliver(event: GuestEvent): Promise<GuestCommand[]> {
+    if (event.type === "call.result" || event.type === "call.error") this.callsOut.delete(event.id);
     return this.activate(this.deliverFn, eventToWire(event));
   }
 
@@ -459,6 +513,25 @@ export class ScriptInstance {
     this.sandbox.release(this.slot, this);
   }
 
+  /**
+   * The isolate holds more memory outside its heaps than the limit allows, seen as this run's
+   * activation ended: the run fails, and its isolate is disposed, which is what frees that memory
+   * (the isolate's other runs are evicted, and replay in a new one).
+   */
+  private overExternalMemory(bytes: number): ErrorData {
+    this.sandbox.lost(this.slot);
+    this.state = "ended";
+    const limit = this.sandbox.options.memoryLimitMb;
+    return {
+      name: "RewindError",
+      code: "MEMORY_LIMIT",
+      message:
+        `The run held about ${Math.round(bytes / MIB)} MiB outside the JavaScript heap ` +
+        `(WebAssembly memories), more than the sandbox's memory limit of ${limit} MiB, and was ` +
+        `stopped: use smaller WebAssembly memories, or raise the limit`,
+    };
+  }
+
   /** @internal */
   markEvicted(): void {
     this.state = "evicted";
@@ -485,7 +558,11 @@ export class ScriptInstance {
       throw this.capturing ? new LiveSliceExceeded(slice) : new ReplaySliceExceeded(slice);
   }
 
-  private async activate(fn: GuestFn, arg: string): Promise<GuestCommand[]> {
+  private async activate(
+    fn: GuestFn,
+    arg: string,
+    startedAt = performance.now(),
+  ): Promise<GuestCommand[]> {
     if (this.state === "evicted") {
       throw new RewindError(
         "SANDBOX_ERROR",
@@ -524,12 +601,15 @@ export class ScriptInstance {
       this.throwIfSliceRanOut(slice, failure);
       return [{ type: "fail", error: failure }];
     }
+    const external = this.sandbox.externalBytesOver(startedAt);
+    if (external > 0) return [{ type: "fail", error: this.overExternalMemory(external) }];
     try {
       return this.checkIds(
         parseCommands(
           batch,
           (p) => this.mapper.callsite(p),
           (s) => this.mapper.stack(s),
+          this.sandbox.options,
         ),
       );
     } catch (error) {
@@ -547,12 +627,25 @@ export class ScriptInstance {
     }
   }
 
-  /** Calls and timers carry new ids in increasing order; a cancel names one already set. */
+  /**
+   * Calls and timers carry consecutive ids; a cancel names one already set; a success never
+   * leaves a call unanswered; nothing follows the command that ended the run.
+   */
   private checkIds(commands: GuestCommand[]): GuestCommand[] {
     for (const command of commands) {
-      if (command.type === "call" || command.type === "timer.set") {
-        if (command.id <= this.lastId) throw new TypeError(`command id ${command.id} is not new`);
+      if (this.finished) throw new TypeError("a command follows the run's end");
+      if (command.type === "complete" || command.type === "fail") {
+        this.finished = true;
+        // A failure may end a run with calls out (the runtime broke mid-delivery); a success not.
+        const [out] = this.callsOut;
+        if (command.type === "complete" && out !== undefined)
+          throw new TypeError(`the run completed while its tool call ${out} was unanswered`);
+      } else if (command.type === "call" || command.type === "timer.set") {
+        // The runtime numbers calls and timers 1, 2, 3…: a gap is an id the runtime never gave.
+        if (command.id !== this.lastId + 1)
+          throw new TypeError(`command id ${command.id} is not the next one, ${this.lastId + 1}`);
         this.lastId = command.id;
+        if (command.type === "call") this.callsOut.add(command.id);
       } else if (command.type === "timer.cancel" && command.id > this.lastId) {
         throw new TypeError(`timer.cancel names id ${command.id}, which was never set`);
       }
@@ -633,6 +726,7 @@ export class ScriptInstance {
         batch,
         (site) => site,
         (stack) => stack,
+        this.sandbox.options,
       )) {
         if (command.type === "output") outputs++;
         else if (command.type === "timer.set") timers++;

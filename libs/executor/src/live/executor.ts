@@ -279,7 +279,14 @@ export class Executor {
     };
     // A fork's first load: the new script against its parent's journal, reusing what matches.
     if (journal.length === 1 && started.parent !== undefined) {
-      const fork = await this.startFork(lease, record, started, script);
+      let fork: HotRun | undefined;
+      try {
+        fork = await this.startFork(lease, record, started, script);
+      } catch (error) {
+        // Its script took its sandbox process down: a death charged to it like any run's.
+        if (error instanceof SandboxLost) return this.loadAgain(lease, journal.length, error);
+        throw error;
+      }
       if (fork !== undefined) fork.loadedInbox = inbox;
       return fork;
     }
