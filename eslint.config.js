@@ -67,4 +67,23 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The standard runtime of epochs 2-4 shares epoch 1's guest modules, one folder up.
+    files: ["libs/sandbox/src/guest/standard/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(?!\\./|\\.\\./(?!\\.\\./)|@rewind/core/duration$)",
+              message:
+                "Guest code runs inside the isolate: it imports only guest files (and the pure @rewind/core/duration).",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

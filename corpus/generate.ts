@@ -13,13 +13,13 @@
  *
  *   npx turbo run build && node --import ./load-tests/register.mjs corpus/generate.ts <epoch>
  */
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Json } from "@rewind/core";
 import { runInProcess, type ScheduledSignal } from "@rewind/executor";
 import { toJournalFile } from "@rewind/journal";
-import { CURRENT_EPOCH, Sandbox, compileScript } from "@rewind/sandbox";
+import { CURRENT_EPOCH, Sandbox, compileScript, epochSupport } from "@rewind/sandbox";
 import tools from "./scripts/tools.js";
 
 interface Case {
@@ -60,30 +60,79 @@ const CASES: Case[] = [
   { name: "intl", expect: "completed" },
   { name: "verdicts", expect: "failed" },
   { name: "waiting", input: { customer: "Grace" }, expect: "waiting" },
+  { name: "math-e", expect: "completed" },
+  { name: "date-statics", expect: "completed" },
 ];
+
+/**
+ * Cases recorded after their epoch's release, on its runtime, for behaviour its corpus did not
+ * cover, into corpus/epoch-N-addenda/ (epoch-N/ itself is never edited). Each is recorded once.
+ */
+const ADDENDA: Record<number, string[]> = { 1: ["math-e"] };
 
 /** One fixed seed per epoch's corpus: the journals depend on nothing but the platform. */
 const SEED = "c0ffee".padEnd(64, "0");
 
 async function main(): Promise<void> {
   const epoch = Number(process.argv[2]);
+  const addenda = process.argv[3] === "--addenda";
   if (!Number.isInteger(epoch) || epoch < 1)
-    throw new Error("usage: generate.ts <epoch> (the epoch being released)");
+    throw new Error(
+      "usage: generate.ts <epoch> (the epoch being released), or generate.ts <epoch> --addenda",
+    );
+  const root = path.dirname(fileURLToPath(import.meta.url));
+  if (addenda) return recordAddenda(root, epoch);
   if (epoch !== CURRENT_EPOCH)
     throw new Error(
       `epoch ${epoch} is not this build's CURRENT_EPOCH (${CURRENT_EPOCH}): a corpus is recorded by the build that releases its epoch`,
     );
-  const root = path.dirname(fileURLToPath(import.meta.url));
   const out = path.join(root, `epoch-${epoch}`);
   if (existsSync(out))
     throw new Error(
       `${out} exists: a released epoch's corpus is never regenerated. Release a new epoch instead`,
     );
   mkdirSync(out);
+  const manifest = await record(root, out, epoch, CASES);
+  writeFileSync(
+    path.join(out, "manifest.json"),
+    `${JSON.stringify({ epoch, recorded: new Date().toISOString().slice(0, 10), cases: manifest }, null, 2)}\n`,
+  );
+}
+
+/** Records epoch's addenda not recorded yet, on the epoch's own runtime, adding them to the manifest. */
+async function recordAddenda(root: string, epoch: number): Promise<void> {
+  const support = epochSupport({ claims: [epoch] });
+  if (!support.epochs.includes(epoch))
+    throw new Error(
+      `this process cannot record epoch ${epoch}'s addenda: ${support.refused.map((r) => r.reason).join("; ")}`,
+    );
+  const out = path.join(root, `epoch-${epoch}-addenda`);
+  mkdirSync(out, { recursive: true });
+  const manifestFile = path.join(out, "manifest.json");
+  const previous = existsSync(manifestFile)
+    ? (JSON.parse(readFileSync(manifestFile, "utf8")) as { cases: { name: string }[] }).cases
+    : [];
+  const names = (ADDENDA[epoch] ?? []).filter((n) => !previous.some((c) => c.name === n));
+  const cases = CASES.filter((c) => names.includes(c.name));
+  const recorded = await record(root, out, epoch, cases);
+  writeFileSync(
+    manifestFile,
+    `${JSON.stringify({ epoch, cases: [...previous, ...recorded] }, null, 2)}\n`,
+  );
+}
+
+async function record(
+  root: string,
+  out: string,
+  epoch: number,
+  cases: readonly Case[],
+): Promise<{ name: string; status: string; entries: number; recorded: string }[]> {
   const sandbox = new Sandbox();
   const manifest = [];
   try {
-    for (const c of CASES) {
+    for (const c of cases) {
+      if (existsSync(path.join(out, `${c.name}.jsonl`)))
+        throw new Error(`${out}/${c.name}.jsonl exists: a recorded case is never regenerated`);
       copyFileSync(path.join(root, "scripts", `${c.name}.ts`), path.join(out, `${c.name}.ts`));
       const script = await compileScript({ file: path.join(out, `${c.name}.ts`) });
       const latency = c.latency ?? {};
@@ -101,16 +150,19 @@ async function main(): Promise<void> {
         throw new Error(`${c.name} ended ${result.status}, expected ${c.expect}`);
       writeFileSync(path.join(out, `${c.name}.script.json`), `${JSON.stringify(script)}\n`);
       writeFileSync(path.join(out, `${c.name}.jsonl`), toJournalFile(result.journal));
-      manifest.push({ name: c.name, status: result.status, entries: result.journal.length });
+      const recorded = `${process.version} on ${new Date().toISOString().slice(0, 10)}`;
+      manifest.push({
+        name: c.name,
+        status: result.status,
+        entries: result.journal.length,
+        recorded,
+      });
       process.stdout.write(`${c.name}: ${result.status}, ${result.journal.length} entries\n`);
     }
   } finally {
     sandbox.dispose();
   }
-  writeFileSync(
-    path.join(out, "manifest.json"),
-    `${JSON.stringify({ epoch, recorded: new Date().toISOString().slice(0, 10), cases: manifest }, null, 2)}\n`,
-  );
+  return manifest;
 }
 
 await main();

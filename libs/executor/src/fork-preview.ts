@@ -37,7 +37,11 @@ export async function previewFork(
   at?: number,
   unsafeTools?: readonly string[],
 ): Promise<ForkPreview> {
-  const instance = await sandbox.instantiate(script, { seed: started.seed, startAt: started.at });
+  const instance = await sandbox.instantiate(script, {
+    seed: started.seed,
+    startAt: started.at,
+    epoch: started.epoch,
+  });
   try {
     const forked = await RunEngine.fork(instance, started, parent, at === undefined ? {} : { at });
     const boundary = forked.reused + 1;

@@ -20,7 +20,11 @@ export async function checkReplay(
   const started = journal[0];
   if (started?.kind !== "run.started") throw new TypeError("a journal begins with run.started");
   const attempt = async (replayCallsites: boolean): Promise<ReplayCheck> => {
-    const instance = await sandbox.instantiate(script, { seed: started.seed, startAt: started.at });
+    const instance = await sandbox.instantiate(script, {
+      seed: started.seed,
+      startAt: started.at,
+      epoch: started.epoch,
+    });
     try {
       await RunEngine.resume(instance, journal, {
         replayCallsites,

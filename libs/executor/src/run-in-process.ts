@@ -89,6 +89,7 @@ export async function runInProcess(options: InProcessOptions): Promise<InProcess
     const instance = await options.sandbox.instantiate(options.script, {
       seed: started.seed,
       startAt: started.at,
+      epoch: started.epoch,
     });
     try {
       return await new MockRun(options, toolset, started).run(instance, replayCallsites);

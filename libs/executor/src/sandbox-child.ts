@@ -5,7 +5,13 @@
  * process); here that ends this process only, and the parent knows which run was executing.
  */
 import { RewindError, toErrorData } from "@rewind/core";
-import { Sandbox, guestBundle, type CompiledScript, type ScriptInstance } from "@rewind/sandbox";
+import {
+  SUPPORTED_EPOCHS,
+  Sandbox,
+  guestBundle,
+  type CompiledScript,
+  type ScriptInstance,
+} from "@rewind/sandbox";
 import type { ChildAnswer, ChildReply, ChildRequest } from "./sandbox-wire.js";
 
 const send = process.send?.bind(process);
@@ -31,7 +37,7 @@ async function handle(request: ChildRequest): Promise<void> {
       sandbox?.dispose();
       // This process does nothing else: its resident size tells the isolates' WebAssembly memory.
       sandbox = new Sandbox({ ...request.options, mode: "sync", guardExternalMemory: true });
-      guestBundle(); // built now, before the first run waits for it
+      for (const epoch of SUPPORTED_EPOCHS) guestBundle(epoch); // built now, not by the first run
       return;
     case "callsites":
       instances.get(request.inst)?.captureCallsites(request.on);

@@ -75,40 +75,58 @@ for (const epoch of released.filter((e) => served.includes(e))) {
       );
     });
 
-    for (const c of manifest.cases) {
-      it(`${c.name}: replays exactly (as rewind exec --resume does)`, async () => {
-        const { text, journal, script } = load(dir, c.name);
-        const hash = `sha256:${createHash("sha256").update(script.code).digest("hex")}`;
-        expect(script.hash).toBe(hash);
-        expect(journal[0]).toMatchObject({ kind: "run.started", scriptHash: hash, epoch });
-        expect(journal).toHaveLength(c.entries);
-        const result = await runInProcess({ script, sandbox: sync, resume: journal });
-        expect(result.divergence, result.divergence && JSON.stringify(result.divergence)).toBe(
-          undefined,
-        );
-        expect(result.status).toBe(c.status);
-        expect(toJournalFile(result.journal)).toBe(text);
-      });
+    for (const c of manifest.cases) replaysExactly(dir, epoch, c);
+  });
 
-      it(`${c.name}: replays exactly (as a worker does, in async fast-replay slices)`, async () => {
-        const { text, journal, script } = load(dir, c.name);
-        const started = journal[0]!;
-        if (started.kind !== "run.started") throw new Error("no run.started");
-        const instance = await async.instantiate(script, {
-          seed: started.seed,
-          startAt: started.at,
-          fastReplay: true,
-        });
-        try {
-          const { engine, entries } = await RunEngine.resume(instance, journal, {
-            maxValueBytes: async.options.maxValueBytes,
-          });
-          expect(entries).toEqual([]); // nothing beyond the journal: the recorded run emitted it all
-          expect(toJournalFile(engine.journal)).toBe(text);
-        } finally {
-          instance.dispose();
-        }
+  // Cases recorded after the release, on the epoch's runtime (corpus/README.md, "Addenda").
+  const addenda = `${CORPUS}epoch-${epoch}-addenda`;
+  if (existsSync(`${addenda}/manifest.json`))
+    describe(`corpus addenda of epoch ${epoch}`, () => {
+      const { cases } = JSON.parse(readFileSync(`${addenda}/manifest.json`, "utf8")) as {
+        cases: { name: string; status: string; entries: number }[];
+      };
+      for (const c of cases) replaysExactly(addenda, epoch, c);
+    });
+}
+
+/** The two replays every corpus case must survive, byte for byte. */
+function replaysExactly(
+  dir: string,
+  epoch: number,
+  c: { name: string; status: string; entries: number },
+) {
+  it(`${c.name}: replays exactly (as rewind exec --resume does)`, async () => {
+    const { text, journal, script } = load(dir, c.name);
+    const hash = `sha256:${createHash("sha256").update(script.code).digest("hex")}`;
+    expect(script.hash).toBe(hash);
+    expect(journal[0]).toMatchObject({ kind: "run.started", scriptHash: hash, epoch });
+    expect(journal).toHaveLength(c.entries);
+    const result = await runInProcess({ script, sandbox: sync, resume: journal });
+    expect(result.divergence, result.divergence && JSON.stringify(result.divergence)).toBe(
+      undefined,
+    );
+    expect(result.status).toBe(c.status);
+    expect(toJournalFile(result.journal)).toBe(text);
+  });
+
+  it(`${c.name}: replays exactly (as a worker does, in async fast-replay slices)`, async () => {
+    const { text, journal, script } = load(dir, c.name);
+    const started = journal[0]!;
+    if (started.kind !== "run.started") throw new Error("no run.started");
+    const instance = await async.instantiate(script, {
+      seed: started.seed,
+      startAt: started.at,
+      epoch: started.epoch,
+      fastReplay: true,
+    });
+    try {
+      const { engine, entries } = await RunEngine.resume(instance, journal, {
+        maxValueBytes: async.options.maxValueBytes,
       });
+      expect(entries).toEqual([]); // nothing beyond the journal: the recorded run emitted it all
+      expect(toJournalFile(engine.journal)).toBe(text);
+    } finally {
+      instance.dispose();
     }
   });
 }

@@ -14,8 +14,9 @@ const MATCHING_SOURCES = {
   eventToWire: "../../sandbox/src/commands.ts",
 };
 
-export function sandboxDigest(): string {
-  return guestBundle().digest;
+/** The digest of `epoch`'s guest runtime (each epoch has its own: guest-bundle.ts). */
+export function sandboxDigest(epoch: number): string {
+  return guestBundle(epoch).digest;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   findEpoch,
   isDraft,
   newRunEpoch,
+  guestEntry,
 } from "@rewind/sandbox";
 import { matchingDigest, sandboxDigest } from "./epoch-digests.js";
 
@@ -27,8 +28,8 @@ describe("determinism epochs", () => {
 
     it(`epoch ${epoch}: the sandbox runtime is the released one`, () => {
       expect(
-        sandboxDigest(),
-        `The code the sandbox loads (libs/sandbox/src/guest/) changed since epoch ${epoch} was ` +
+        sandboxDigest(epoch),
+        `The code the sandbox loads for epoch ${epoch} (libs/sandbox/src/${guestEntry(epoch)}) changed since epoch ${epoch} was ` +
           `released: runs of epoch ${epoch} may no longer replay. ${HOW}.`,
       ).toBe(release.sandboxDigest);
     });

@@ -67,3 +67,23 @@ export function isolatedVmVersion(): string {
     return "none";
   }
 }
+
+let mathE: boolean | undefined;
+
+/**
+ * Whether this process's isolated-vm contexts have `Math.E`. On Node 20 they do only when the
+ * process runs with `--no-node-snapshot` (otherwise V8's snapshot keeps it under another key):
+ * epoch 1 was recorded without it, so a process whose contexts have it cannot replay epoch 1
+ * (epochs.ts). Probed once, in an isolate of its own.
+ */
+export function contextsHaveMathE(): boolean {
+  if (mathE !== undefined) return mathE;
+  const isolate = new (loadIsolatedVm().Isolate)({ memoryLimit: 8 });
+  try {
+    const script = isolate.compileScriptSync(`Object.hasOwn(Math, "E")`);
+    mathE = script.runSync(isolate.createContextSync()) === true;
+  } finally {
+    isolate.dispose();
+  }
+  return mathE;
+}

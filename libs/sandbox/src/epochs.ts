@@ -1,4 +1,4 @@
-import { isolatedVmVersion } from "./engine.js";
+import { contextsHaveMathE, isolatedVmVersion } from "./engine.js";
 import { guestBundle } from "./guest-bundle.js";
 
 /**
@@ -50,7 +50,7 @@ export interface EpochRelease {
    */
   released?: string;
   environment: EpochEnvironment;
-  /** `sha256:` of the guest runtime the isolate evaluates (`guestBundle().digest`). */
+  /** `sha256:` of the guest runtime the isolate evaluates (`guestBundle(epoch).digest`). */
   sandboxDigest: string;
   /**
    * `sha256:` of the host-side matching code: the replay engine (libs/journal/src/engine.ts and
@@ -63,8 +63,11 @@ export interface EpochRelease {
   notes: string;
 }
 
-/** The replay options of epoch 1, which the drafts keep until their guest runtime changes them. */
-const EPOCH_1_REPLAY: ReplayOptions = {
+/**
+ * The replay options of the standard-JavaScript epochs: epoch 1's, with the zone (UTC) pinned inside
+ * the guest runtime (not by the process's TZ).
+ */
+const STANDARD_REPLAY: ReplayOptions = {
   timeZone: "UTC",
   defaultLocale: "en-US",
   random: "ChaCha20 (RFC 8439) keyed by the run's 256-bit seed",
@@ -108,8 +111,10 @@ export const EPOCHS: readonly EpochRelease[] = [
   },
   // Drafts (no `released` day): one epoch per runtime, released once, together with the guest
   // runtime that fixes the sandbox's deviations from standard JavaScript (issue 12) and the
-  // hardening changes, so that each runtime gets one new epoch, not two. Until then they run the
-  // current guest runtime, and their digests follow it.
+  // hardening changes, so that each runtime gets one new epoch, not two. They run the standard
+  // guest runtime (guest/standard/, guestBundle(epoch)), and their digests follow it until then.
+  // Not released yet: the unhandled-rejection rule of issue 12 is not in (libs/sandbox/
+  // HOW_IT_WORKS.md, "One guest runtime per epoch"), and a released epoch is frozen.
   {
     epoch: 2,
     environment: {
@@ -120,9 +125,9 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
-    replay: EPOCH_1_REPLAY,
+    replay: STANDARD_REPLAY,
     notes:
       "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
       "of deployments still on Node 20; epoch 1 stays theirs for the runs it has.",
@@ -137,9 +142,9 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
-    replay: EPOCH_1_REPLAY,
+    replay: STANDARD_REPLAY,
     notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
   },
   {
@@ -152,9 +157,9 @@ export const EPOCHS: readonly EpochRelease[] = [
       unicode: "17.0",
       cldr: "48.0",
     },
-    sandboxDigest: "sha256:a9ac539ad823f9aad260f094a61c8a02c259609058cde2cae53c7afd5406bfe9",
+    sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
-    replay: EPOCH_1_REPLAY,
+    replay: STANDARD_REPLAY,
     notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
   },
 ];
@@ -217,6 +222,25 @@ export function newRunEpoch(environment: EpochEnvironment = currentEnvironment()
   );
 }
 
+/**
+ * Why this process's engine computes differently from `epoch`'s recordings although its runtime
+ * matches (undefined when it does not). Epoch 1's scripts read `Math.E` as undefined, as Node 20's
+ * isolated-vm contexts have it without `--no-node-snapshot`; the flag gives them Math.E, which is
+ * non-configurable, so no runtime can take it away again: such a process refuses epoch 1. (Epoch
+ * 2's runtime defines Math.E itself: it computes the same with or without the flag.)
+ */
+export function engineProblemFor(epoch: number): string | undefined {
+  // Only where the process really is epoch 1's runtime (later ones all have Math.E).
+  if (epoch !== 1 || runtimeMismatches(findEpoch(1)!, currentEnvironment()).length > 0)
+    return undefined;
+  if (!contextsHaveMathE()) return undefined;
+  return (
+    "epoch 1's scripts read Math.E as undefined, and this process's sandbox contexts have it " +
+    "(Node runs with --no-node-snapshot): its runs would diverge here. Start the worker without " +
+    "--no-node-snapshot for epoch 1's runs"
+  );
+}
+
 export interface EpochSupport {
   /** The epochs this process may execute. */
   epochs: number[];
@@ -247,7 +271,6 @@ export function epochSupport(
   } = {},
 ): EpochSupport {
   const environment = options.environment ?? currentEnvironment();
-  const sandboxDigest = options.sandboxDigest ?? guestBundle().digest;
   const support: EpochSupport = { epochs: [], refused: [], warnings: [] };
   const otherRuntimes: EpochSupport["refused"] = [];
   for (const epoch of options.claims ?? SUPPORTED_EPOCHS) {
@@ -274,11 +297,17 @@ export function epochSupport(
       });
       continue;
     }
+    const engineProblem = engineProblemFor(epoch);
+    if (engineProblem !== undefined) {
+      support.refused.push({ epoch, reason: engineProblem });
+      continue;
+    }
     if (isDraft(release))
       support.warnings.push(
         `epoch ${epoch} is a draft (not released): its runs may not replay on the build that releases it; ` +
           `use it to try Rewind on this runtime, not for runs that must outlive this build`,
       );
+    const sandboxDigest = options.sandboxDigest ?? guestBundle(epoch).digest;
     if (release.sandboxDigest !== sandboxDigest)
       support.warnings.push(
         `this build's sandbox runtime (${sandboxDigest}) is not epoch ${epoch}'s (${release.sandboxDigest}): ` +

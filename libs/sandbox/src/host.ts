@@ -18,7 +18,8 @@ import { loadIsolatedVm } from "./engine.js";
 import { ExternalMemory } from "./external-memory.js";
 import { assertProcessZoneIsUtc } from "./process-zone.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
-import { guestBundle } from "./guest-bundle.js";
+import { guestBundle, guestUsesProcessZone } from "./guest-bundle.js";
+import { newRunEpoch } from "./epochs.js";
 import { SourceMapper } from "./source-map.js";
 import type { InstantiateOptions, ScriptSandbox } from "./script-sandbox.js";
 
@@ -110,7 +111,8 @@ const LEFT_BEHIND_BYTES = 32 * MIB;
 
 class IsolateSlot {
   readonly isolate: ivm.Isolate;
-  readonly runtime: ivm.Script;
+  /** Each epoch's guest runtime, compiled on this isolate when a run of that epoch first needs it. */
+  private readonly runtimes = new Map<number, ivm.Script>();
   readonly scripts = new Map<string, ivm.Script>();
   readonly instances = new Set<ScriptInstance>();
   admitted = 0;
@@ -127,28 +129,42 @@ class IsolateSlot {
    */
   starting = 0;
   /** The next run's context, made ahead of it (Sandbox.prepare); undefined if that failed. */
-  private blank: Promise<BlankContext | undefined> | undefined;
+  private blank: { epoch: number; context: Promise<BlankContext | undefined> } | undefined;
 
   constructor(memoryLimitMb: number) {
     this.isolate = new (loadIsolatedVm().Isolate)({ memoryLimit: memoryLimitMb });
-    this.runtime = this.isolate.compileScriptSync(guestBundle().code, {
-      filename: "rewind-runtime.js",
-    });
+  }
+
+  runtime(epoch: number): ivm.Script {
+    let runtime = this.runtimes.get(epoch);
+    if (runtime === undefined) {
+      runtime = this.isolate.compileScriptSync(guestBundle(epoch).code, {
+        filename: "rewind-runtime.js",
+      });
+      this.runtimes.set(epoch, runtime);
+    }
+    return runtime;
   }
 
   get hasBlank(): boolean {
     return this.blank !== undefined;
   }
 
-  putBlank(blank: Promise<BlankContext | undefined>): void {
-    this.blank = blank;
+  putBlank(epoch: number, context: Promise<BlankContext | undefined>): void {
+    this.blank = { epoch, context };
   }
 
-  /** The context made ahead, if any: each is one run's only. */
-  async takeBlank(): Promise<BlankContext | undefined> {
+  /**
+   * The context made ahead, if it runs `epoch`'s guest runtime: each is one run's only. One of
+   * another epoch is dropped (the next run is most likely of the epoch the last one was).
+   */
+  async takeBlank(epoch: number): Promise<BlankContext | undefined> {
     const blank = this.blank;
     this.blank = undefined;
-    return blank;
+    if (blank === undefined) return undefined;
+    if (blank.epoch === epoch) return blank.context;
+    (await blank.context)?.context.release();
+    return undefined;
   }
 
   async script(compiled: CompiledScript, mode: SandboxMode): Promise<ivm.Script> {
@@ -200,9 +216,13 @@ export class Sandbox implements ScriptSandbox {
   private readonly mappers = new Map<string, SourceMapper>();
   private readonly external: ExternalMemory | undefined;
 
+  /** The epoch of an instance made with none: the one new runs start in on this runtime. */
+  private readonly defaultEpoch = newRunEpoch();
+  /** The epoch of the last run started: the one a context made ahead is for. */
+  private lastEpoch = this.defaultEpoch;
+  private zoneChecked = false;
+
   constructor(options: SandboxOptions = {}) {
-    // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
-    assertProcessZoneIsUtc();
     this.options = { ...DEFAULTS, ...options };
     if (this.options.guardExternalMemory && this.options.mode === "sync")
       this.external = new ExternalMemory(this.options.memoryLimitMb * MIB);
@@ -210,12 +230,20 @@ export class Sandbox implements ScriptSandbox {
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
   async instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptInstance> {
+    const epoch = run.epoch ?? this.defaultEpoch;
+    // Local time inside epoch 1's runtime is the process's: it must be UTC (process-zone.ts).
+    // The newer epochs' runtimes pin their zone themselves.
+    if (guestUsesProcessZone(epoch) && !this.zoneChecked) {
+      assertProcessZoneIsUtc();
+      this.zoneChecked = true;
+    }
     const slot = this.admit();
     const mode = this.options.mode;
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
     let blank: BlankContext;
     try {
-      blank = (await slot.takeBlank()) ?? (await this.blankContext(slot, mode));
+      this.lastEpoch = epoch;
+      blank = (await slot.takeBlank(epoch)) ?? (await this.blankContext(slot, mode, epoch));
     } catch (error) {
       slot.starting--;
       this.retireIfUnused(slot);
@@ -237,6 +265,7 @@ export class Sandbox implements ScriptSandbox {
         at: run.startAt,
         seed: run.seed,
         maxValueBytes: this.options.maxValueBytes,
+        memoryLimitMb: this.options.memoryLimitMb, // epoch 1's runtime ignores it
       });
       await on(
         () => fns.init.applySync(undefined, [settings]),
@@ -265,7 +294,7 @@ export class Sandbox implements ScriptSandbox {
   /**
    * Makes the next run's context ahead of it, while this process is idle (the sandbox process
    * calls it after answering an activation, as the worker commits): a context with the guest
-   * runtime evaluated and its entry points taken, which `instantiate` then only initialises with
+   * runtime of the last run's epoch evaluated and its entry points taken, which `instantiate` then only initialises with
    * the run's seed and time. No run's data is in it before then, and each is used once. Only in
    * sync mode, where making it cannot interleave with a run's start; a no-op when one is ready
    * or the current isolate is full (the next run goes to a new one).
@@ -275,13 +304,19 @@ export class Sandbox implements ScriptSandbox {
     if (this.options.mode !== "sync" || slot === undefined || slot.isolate.isDisposed) return;
     if (slot.hasBlank || slot.admitted >= this.options.runsPerIsolate) return;
     // In sync mode every step below is synchronous: it is ready before the next message is read.
+    const epoch = this.lastEpoch;
     slot.putBlank(
-      this.blankContext(slot, "sync").catch(() => undefined), // the next run makes its own, saying why
+      epoch,
+      this.blankContext(slot, "sync", epoch).catch(() => undefined), // the next run makes its own, saying why
     );
   }
 
   /** A context of `slot` with the guest runtime evaluated, not yet any run's. */
-  private async blankContext(slot: IsolateSlot, mode: SandboxMode): Promise<BlankContext> {
+  private async blankContext(
+    slot: IsolateSlot,
+    mode: SandboxMode,
+    epoch: number,
+  ): Promise<BlankContext> {
     const on = <T>(sync: () => T, async: () => Promise<T>) => slot.use(mode, sync, async);
     const context = await on(
       () => slot.isolate.createContextSync(),
@@ -290,8 +325,8 @@ export class Sandbox implements ScriptSandbox {
     try {
       const timeout = this.options.cpuLimitMs;
       await on(
-        () => slot.runtime.runSync(context, { timeout }),
-        () => slot.runtime.run(context, { timeout }),
+        () => slot.runtime(epoch).runSync(context, { timeout }),
+        () => slot.runtime(epoch).run(context, { timeout }),
       );
       const global = context.global;
       const name = "__rewind_host";

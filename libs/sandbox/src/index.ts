@@ -12,7 +12,7 @@ export {
   type ScriptSandbox,
 } from "./script-sandbox.js";
 export { compileScript, type CompiledScript, type ScriptSource } from "./compiler.js";
-export { guestBundle, type GuestBundle } from "./guest-bundle.js";
+export { guestBundle, guestEntry, type GuestBundle } from "./guest-bundle.js";
 export { SourceMapper } from "./source-map.js";
 export {
   EPOCHS,

@@ -2,6 +2,7 @@ import { RewindError, type JournalEntry } from "@rewind/core";
 import {
   EPOCHS,
   currentEnvironment,
+  engineProblemFor,
   findEpoch,
   runtimeMismatches,
   type EpochEnvironment,
@@ -38,7 +39,10 @@ export function replayRuntimeProblem(
       `${EPOCHS.map((e) => e.epoch).join(", ")}): run \`${tool}\` with the Rewind release that made it, or a newer one`
     );
   const mismatches = runtimeMismatches(release, environment);
-  if (mismatches.length === 0) return undefined;
+  if (mismatches.length === 0) {
+    const problem = engineProblemFor(epoch);
+    return problem === undefined ? undefined : `This journal is epoch ${epoch}: ${problem}.`;
+  }
   const here = EPOCHS.filter((e) => runtimeMismatches(e, environment).length === 0).map(
     (e) => e.epoch,
   );

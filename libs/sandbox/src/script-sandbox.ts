@@ -10,6 +10,12 @@ import type { SandboxOptions } from "./host.js";
 export interface InstantiateOptions {
   seed: string;
   startAt: number;
+  /**
+   * The run's determinism epoch: its context evaluates that epoch's guest runtime (default:
+   * `newRunEpoch()`, the epoch a new run on this process starts in). A replay passes the epoch of
+   * the journal's `run.started`.
+   */
+  epoch?: number;
   /** In async mode: replayed batches in fast sync slices (see SandboxOptions.replaySliceMs). */
   fastReplay?: boolean;
   /** In async mode: live activations in sync slices (see SandboxOptions.liveSliceMs). */

@@ -384,6 +384,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      epoch: started.epoch,
       runId: started.runId,
     });
     let forked: Awaited<ReturnType<typeof RunEngine.fork>>;
@@ -430,6 +431,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
+      epoch: started.epoch,
       runId: started.runId,
       fastReplay: slices,
       liveSlices: slices,

@@ -93,7 +93,7 @@ export async function quarantineEntry(args: {
       build: args.worker.build,
       v8: environment.v8,
       isolatedVm: environment.isolatedVm,
-      sandboxDigest: guestBundle().digest,
+      sandboxDigest: guestBundle(args.runEpoch).digest,
     },
     ...(note === undefined ? {} : { note }),
   });
