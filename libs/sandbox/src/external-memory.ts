@@ -33,6 +33,19 @@ export class ExternalMemory {
     return this.estimate(this.limitBytes, isolateBytes);
   }
 
+  /**
+   * After isolates were disposed to free their memory: what is still resident beyond the estimate
+   * is no isolate's (memory the allocator kept, say), and becomes part of the baseline, so that it
+   * is never charged to a run again.
+   */
+  settle(isolateBytes: () => number): void {
+    if (this.baselineRss < 0) return;
+    const { rss, heapTotal } = process.memoryUsage();
+    const ownGrowth = Math.max(0, heapTotal - this.baselineHeap);
+    const left = rss - this.baselineRss - isolateBytes() - ownGrowth;
+    if (left > 0) this.baselineRss += left;
+  }
+
   /** The estimate when it may be `atLeast` bytes or more, else 0. */
   estimate(atLeast: number, isolateBytes: () => number): number {
     if (this.baselineRss < 0) return 0;

@@ -424,6 +424,8 @@ export class Sandbox implements ScriptSandbox {
     slot.instances.clear();
     this.retire(slot);
     if (this.current === slot) this.current = undefined;
+    // What its disposal did not free was never its memory outside the heap: no run is charged it.
+    this.external?.settle(() => this.isolateBytes());
   }
 
   private admit(): IsolateSlot {
