@@ -156,7 +156,7 @@ export class EpochMigrator {
       const checkedSeq = journal.length;
       let replay: Awaited<ReturnType<typeof checkReplay>>;
       try {
-        replay = await checkReplay(this.options.sandbox, await this.script(run), journal);
+        replay = await checkReplay(this.options.sandbox, await this.script(run), journal, check.to);
       } catch (error) {
         return {
           runId,

@@ -10,12 +10,14 @@ export type ReplayCheck =
  * Re-executes a script against a recorded journal without calling anything: every command it
  * emits is checked against the journal. Matches when the whole journal replays (a run still in
  * progress matches as far as it went). A divergence names the first differing entry, with both
- * callsites (the replay runs again with callsites on when the fast pass skipped them).
+ * callsites (the replay runs again with callsites on when the fast pass skipped them). It replays
+ * in the journal's epoch, or in `epoch` (a check before moving a run onto another epoch).
  */
 export async function checkReplay(
   sandbox: ScriptSandbox,
   script: CompiledScript,
   journal: readonly JournalEntry[],
+  epoch?: number,
 ): Promise<ReplayCheck> {
   const started = journal[0];
   if (started?.kind !== "run.started") throw new TypeError("a journal begins with run.started");
@@ -23,7 +25,7 @@ export async function checkReplay(
     const instance = await sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
-      epoch: started.epoch,
+      epoch: epoch ?? started.epoch,
     });
     try {
       await RunEngine.resume(instance, journal, {

@@ -316,15 +316,19 @@ export class Executor {
       return fork;
     }
     try {
-      replayed = await this.replay(script, started, journal, !this.heavy.has(runId)).catch(
-        (error: unknown) => {
-          // A slice ran out (a heavy script): replay again, fully async.
-          if (error instanceof LiveSliceExceeded) this.heavy.add(runId);
-          if (error instanceof ReplaySliceExceeded)
-            return this.replay(script, started, journal, false);
-          throw error;
-        },
-      );
+      replayed = await this.replay(
+        script,
+        started,
+        record.epoch,
+        journal,
+        !this.heavy.has(runId),
+      ).catch((error: unknown) => {
+        // A slice ran out (a heavy script): replay again, fully async.
+        if (error instanceof LiveSliceExceeded) this.heavy.add(runId);
+        if (error instanceof ReplaySliceExceeded)
+          return this.replay(script, started, record.epoch, journal, false);
+        throw error;
+      });
     } catch (error) {
       if (error instanceof SandboxLost) return this.loadAgain(lease, journal.length, error);
       // A replay that leaves its journal, or a journal that cannot be replayed: the platform's
@@ -376,7 +380,7 @@ export class Executor {
    */
   private async startFork(
     lease: Lease,
-    record: { status: RunStatus; toolset: string },
+    record: { status: RunStatus; toolset: string; epoch: number },
     started: RunStartedEntry,
     script: CompiledScript,
   ): Promise<HotRun | undefined> {
@@ -384,7 +388,7 @@ export class Executor {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
-      epoch: started.epoch,
+      epoch: record.epoch,
       runId: started.runId,
     });
     let forked: Awaited<ReturnType<typeof RunEngine.fork>>;
@@ -421,17 +425,22 @@ export class Executor {
     return run;
   }
 
-  /** A new instance of the script, replayed to the end of the journal (fast: in sync slices). */
+  /**
+   * A new instance of the script, replayed to the end of the journal (fast: in sync slices), in
+   * the run's epoch: its row's, which a move between epochs or a release onto another changes
+   * (run.started keeps the epoch it started in).
+   */
   private async replay(
     script: CompiledScript,
     started: RunStartedEntry,
+    epoch: number,
     journal: readonly JournalEntry[],
     slices: boolean,
   ) {
     const instance = await this.options.sandbox.instantiate(script, {
       seed: started.seed,
       startAt: started.at,
-      epoch: started.epoch,
+      epoch,
       runId: started.runId,
       fastReplay: slices,
       liveSlices: slices,
