@@ -1,58 +1,35 @@
-import type { ErrorData, Json, JournalEntry, RunStatus } from "@rewind/core";
-import { followJournal, type FollowOptions } from "./journal-stream.js";
 import type {
-  EpochView,
-  QuarantineActionResult,
+  CreatedRun,
+  EpochList,
+  ForkDryRun,
+  ForkRequest,
+  ForkedRun,
+  InboxAccepted,
+  ListRunsFilter,
+  QuarantineAction,
   QuarantineDetail,
-  QuarantineSummary,
-} from "./quarantine.js";
-
-export type { RunStatus };
-
-export interface RunView {
-  id: string;
-  status: RunStatus;
-  namespace: string;
-  scriptHash: string;
-  toolset: string;
-  epoch: number;
-  parent?: { runId: string; seq: number };
-  result?: Json;
-  error?: ErrorData;
-  createdAt: string;
-  updatedAt: string;
-  endedAt?: string;
-  expiresAt?: string;
-}
-
-export interface StartRun {
-  /** A compiled script (see `rewind run`, which compiles for you) or the hash of a stored one. */
-  script: { entry: string; code: string; sourceMap: string } | { hash: string };
-  input?: Json;
-  toolset?: string;
-  seed?: string;
-  ttl?: string | number;
-}
-
-/** What a fork does: entries reused from its parent, the first live entry, calls that run again. */
-export interface ForkPreview {
-  reused: number;
-  firstLive?: { seq: number; kind: string; label: string; callsite?: string };
-  runAgain: { seq: number; name: string; callId: string; callsite?: string }[];
-  /** Calls of tools marked unsafeToRepeat the fork would make again, each with why. */
-  unsafe: { seq: number; name: string; callsite?: string; message: string }[];
-  /** The fork would fail at once with this (a reused call in flight, unsafe to repeat). */
-  failure?: { code: "UNSAFE_TO_REPEAT"; message: string };
-  /** False when no worker has published the run's toolset: unsafe tools could not be named. */
-  toolsetKnown: boolean;
-}
+  QuarantineList,
+  ReplayBatch,
+  ReplayCheck,
+  RunList,
+  RunResult,
+  RepeatedRun,
+  RunScript,
+  RunView,
+  ScriptSource,
+  StartRun,
+} from "@rewind/contract";
+import type { Json, JournalEntry, RunStatus } from "@rewind/core";
+import { followJournal, type FollowOptions } from "./journal-stream.js";
 
 /** Whether a script matches a run's journal; if not, the first divergence (seq, both sides). */
-export interface ReplayResult {
-  matches: boolean;
-  entries?: number;
-  message?: string;
-  divergence?: Record<string, unknown>;
+export type ReplayResult = ReplayCheck;
+
+/** A fork request: with `dryRun: true` it answers only the preview, otherwise the fork made. */
+export interface ForkCall {
+  (id: string, fork: ForkRequest & { dryRun: true }): Promise<ForkDryRun>;
+  (id: string, fork: ForkRequest & { dryRun?: false }): Promise<ForkedRun>;
+  (id: string, fork: ForkRequest): Promise<ForkedRun | ForkDryRun>;
 }
 
 /** An error answered by the API: its code from Rewind's error table, and what to do. */
@@ -102,18 +79,15 @@ export class Rewind {
         ...(key !== undefined ? { headers: { "idempotency-key": key } } : {}),
       });
       if (!response.ok) throw await apiError(response, "POST", "/v1/runs");
-      const created = JSON.parse(await response.text()) as {
-        id: string;
-        status: RunStatus;
-        scriptHash: string;
-      };
+      // 201: a new run (queued); 200: the run an earlier start with this key made, as it is now.
+      const created = JSON.parse(await response.text()) as CreatedRun | RepeatedRun;
       return { ...created, created: response.status !== 200 };
     },
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
-    list: (filter: { status?: RunStatus; limit?: number; before?: string } = {}) =>
-      this.request<{ runs: RunView[]; next?: string }>("GET", `/v1/runs${query(filter)}`),
+    list: (filter: ListRunsFilter = {}) => this.request<RunList>("GET", `/v1/runs${query(filter)}`),
     /** Entries after `after`; with `wait` ("30s"), waits for new entries or the run's end. */
     journal: (id: string, after = 0, wait?: string) =>
+      // The wire types an entry loosely; @rewind/core's JournalEntry is the journal's own type.
       this.request<{ entries: JournalEntry[]; status: RunStatus }>(
         "GET",
         `/v1/runs/${encodeURIComponent(id)}/journal${query({ after, wait })}`,
@@ -138,37 +112,25 @@ export class Rewind {
       }, options),
     /** Waits up to `wait` (e.g. "30s") for the run to end; answers with its status either way. */
     result: (id: string, wait = "30s") =>
-      this.request<{ id: string; status: RunStatus; result?: Json; error?: ErrorData }>(
-        "GET",
-        `/v1/runs/${encodeURIComponent(id)}/result${query({ wait })}`,
-      ),
+      this.request<RunResult>("GET", `/v1/runs/${encodeURIComponent(id)}/result${query({ wait })}`),
     signal: (id: string, name: string, payload: Json = null) =>
-      this.request<{ id: number }>(
+      this.request<InboxAccepted>(
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`,
         payload,
       ),
     /** The compiled script the run executes, with its source map. */
     script: (id: string) =>
-      this.request<{ hash: string; entry: string; code: string; sourceMap: string }>(
-        "GET",
-        `/v1/runs/${encodeURIComponent(id)}/script`,
-      ),
+      this.request<RunScript>("GET", `/v1/runs/${encodeURIComponent(id)}/script`),
     /** Forks the run with a corrected script: recorded calls are reused while the calls match. */
-    fork: (
-      id: string,
-      fork: { script: StartRun["script"]; at?: number; ttl?: string | number; dryRun?: boolean },
-    ) =>
-      this.request<{
-        id?: string;
-        status?: RunStatus;
-        scriptHash?: string;
-        parent?: { runId: string; seq: number };
-        dryRun?: true;
-        preview: ForkPreview;
-      }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, fork),
+    fork: ((id: string, fork: ForkRequest) =>
+      this.request<ForkedRun | ForkDryRun>(
+        "POST",
+        `/v1/runs/${encodeURIComponent(id)}/fork`,
+        fork,
+      )) as ForkCall,
     /** Checks the run's script (or a corrected one) against its journal; nothing is called. */
-    replay: (id: string, script?: StartRun["script"]) =>
+    replay: (id: string, script?: ScriptSource) =>
       this.request<ReplayResult>(
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/replay`,
@@ -178,33 +140,32 @@ export class Rewind {
      * The same check over many runs in one request (at most 200 ids): a script (or each run's
      * own) against each run's journal. One row per id, in order; a missing run has `error`.
      */
-    replayMany: (ids: readonly string[], script?: StartRun["script"]) =>
-      this.request<{
-        checks: (ReplayResult & { runId: string; error?: { code: string; message: string } })[];
-      }>("POST", "/v1/replay", script === undefined ? { runs: ids } : { runs: ids, script }),
+    replayMany: (ids: readonly string[], script?: ScriptSource) =>
+      this.request<ReplayBatch>(
+        "POST",
+        "/v1/replay",
+        script === undefined ? { runs: ids } : { runs: ids, script },
+      ),
     cancel: (id: string) =>
-      this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
+      this.request<InboxAccepted>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };
 
   /** Operators' side of quarantine: runs whose replay diverged, held until released or given up. */
   readonly quarantine = {
     list: (page: { limit?: number; before?: string } = {}) =>
-      this.request<{ runs: QuarantineSummary[]; next?: string }>(
-        "GET",
-        `/v1/quarantine${query(page)}`,
-      ),
+      this.request<QuarantineList>("GET", `/v1/quarantine${query(page)}`),
     get: (id: string) =>
       this.request<QuarantineDetail>("GET", `/v1/quarantine/${encodeURIComponent(id)}`),
     /** Replays the run on its own epoch, or `epoch`; waits up to `wait` ("5s") for it to happen. */
     release: (id: string, options: { epoch?: number; wait?: string } = {}) =>
-      this.request<QuarantineActionResult>(
+      this.request<QuarantineAction>(
         "POST",
         `/v1/quarantine/${encodeURIComponent(id)}/release${query({ wait: options.wait })}`,
         options.epoch === undefined ? {} : { epoch: options.epoch },
       ),
     /** Fails the run (code GIVEN_UP) with the reason; waits up to `wait` for it to happen. */
     giveUp: (id: string, options: { reason?: string; wait?: string } = {}) =>
-      this.request<QuarantineActionResult>(
+      this.request<QuarantineAction>(
         "POST",
         `/v1/quarantine/${encodeURIComponent(id)}/give-up${query({ wait: options.wait })}`,
         options.reason === undefined ? {} : { reason: options.reason },
@@ -212,7 +173,7 @@ export class Rewind {
   };
 
   /** The determinism epochs the server's build supports, with the live runs on each. */
-  epochs(): Promise<{ current: number; epochs: EpochView[] }> {
+  epochs(): Promise<EpochList> {
     return this.request("GET", "/v1/epochs");
   }
 

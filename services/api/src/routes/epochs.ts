@@ -1,7 +1,7 @@
 import { PRESENCE_LIVE_MS } from "@rewind/executor";
 import { EPOCHS, SUPPORTED_EPOCHS } from "@rewind/sandbox";
 import type { z } from "zod";
-import { EpochList, type EpochView } from "../quarantine-schemas.js";
+import { EpochList, type EpochView } from "@rewind/contract";
 import { defineRoute } from "../route.js";
 
 /**

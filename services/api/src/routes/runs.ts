@@ -26,7 +26,7 @@ import {
   RunIdParams,
   RunList,
   RunView,
-} from "../schemas.js";
+} from "@rewind/contract";
 
 export const createRun = defineRoute({
   method: "POST",
