@@ -282,7 +282,7 @@ export default async function main() {
     expect(commands).toEqual([
       { type: "fail", error: expect.objectContaining({ name: "RewindError", code: "CPU_LIMIT" }) },
     ]);
-    const [fail] = commands as [{ error: { message: string } }];
+    const [fail] = commands as unknown as [{ error: { message: string } }];
     expect(fail.error.message).toContain(`more than ${CPU_LIMIT_MS} ms`);
     expect(fail.error.message).toMatch(/endless loop/);
     expect(ticks).toBeGreaterThan(5);
