@@ -13,7 +13,7 @@ export type { ExecutorOptions, FaultPoint } from "./live/executor-options.js";
 export { WakeUp } from "./live/wake-up.js";
 export { activationFailureLog } from "./live/failure-log.js";
 export { GroupCommitter } from "./live/group-commit.js";
-export { checkReplay, type ReplayCheck } from "./replay-check.js";
+export { checkReplay, failureVerdict, type ReplayCheck } from "./replay-check.js";
 export { previewFork, type ForkPreview } from "./fork-preview.js";
 export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-pool.js";
 export { ReplayProcess } from "./replay-process.js";
