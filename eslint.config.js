@@ -32,15 +32,37 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-return": "off",
       "@typescript-eslint/no-unsafe-call": "off",
       "@typescript-eslint/require-await": "off",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
     },
   },
-  // Tests are outside the build's projects: linted without type information. So is the script
-  // API's declaration, which no build compiles (a script program checks it; see examples/).
+  // Tests are outside the build's projects: each package's tsconfig.test.json gives them their
+  // types (the same program `turbo run typecheck` checks), so the typed rules cover them too.
   {
     files: [
-      "**/*.test.ts",
-      "**/test/**/*.ts",
+      "libs/*/src/**/*.test.ts",
+      "libs/*/test/**/*.ts",
+      "services/*/src/**/*.test.ts",
+      "services/*/test/**/*.ts",
+    ],
+    ignores: ["**/test/fixtures/**"],
+    languageOptions: {
+      parserOptions: {
+        projectService: false,
+        project: ["libs/*/tsconfig.test.json", "services/*/tsconfig.test.json"],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+  },
+  // Linted without type information: the fixture scripts (run in the sandbox), benchmarks and
+  // scripts, and the script API's declaration, which no build compiles (a script program checks
+  // it; see examples/).
+  {
+    files: [
+      "**/test/fixtures/**/*.ts",
+      "deploy/**/*.ts",
       "load-tests/**/*.ts",
       "scripts/**/*.ts",
       "vitest.config.ts",
