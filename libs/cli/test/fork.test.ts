@@ -133,7 +133,7 @@ export default async function main() {
   expect(preview.code).toBe(0);
   expect(preview.stdout).toMatch(
     new RegExp(
-      `note ${id} was cancelled at seq \\d+: the fork does not inherit the cancel, it would run on live past it`,
+      `note ${id} was cancelled at seq \\d+ \\(cancelled through the API\\): the fork does not inherit the cancel, it would run on live past it`,
     ),
   );
   const forked = await h.rewind("fork", id, "--script", again);

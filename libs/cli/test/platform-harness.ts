@@ -75,7 +75,7 @@ export function usePlatform(
       fetch: await checkedFetch(platform.url),
     });
     await setup?.(harness);
-  }, 60_000);
+  }, 180_000); // a PGlite start-up and migrations: slow on a loaded 2-core machine
   afterAll(async () => {
     await platform?.close();
     rmSync(dir, { recursive: true, force: true });
