@@ -86,3 +86,63 @@ export default async function main() {
   );
   expect(preview.stdout).not.toMatch(/would fail/);
 });
+
+it("rewind replay --script tells a fix safe to fork from a script incompatible with the failed run", async () => {
+  const { id } = await h.api.runs.start({
+    script: await compileScript({ source: script(true), filename: "p.ts" }),
+    toolset: "prices",
+  });
+  expect(await h.api.runs.result(id, "20s")).toMatchObject({ status: "failed" });
+  const fixed = path.join(h.dir, "replay-fixed.ts");
+  writeFileSync(fixed, script(false));
+  const safe = await h.rewind("replay", id, "--script", fixed);
+  expect(safe.stderr).toBe("");
+  expect(safe.code).toBe(0);
+  expect(safe.stdout).toMatch(
+    /replay-fixed\.ts is safe to fork from run_\w+: a fork reuses the 6 entries before its failure \(seq 8\), and where it failed the script now emits call price\(\{ step: 4 \}\)/,
+  );
+  expect(safe.stdout).toContain(`rewind fork ${id} --script ${fixed}`);
+
+  // Another script: it prices step 1 twice, so it parts from the run before the failure.
+  const other = path.join(h.dir, "replay-other.ts");
+  writeFileSync(other, script(false).replace("let step = 1", "let step = 0"));
+  const incompatible = await h.rewind("replay", id, "--script", other);
+  expect(incompatible.code).toBe(1);
+  expect(incompatible.stderr).toMatch(
+    /replay-other\.ts is incompatible with run_\w+: it diverges at seq 2, before the run's failure/,
+  );
+  expect(incompatible.stdout).not.toMatch(/safe to fork/);
+});
+
+it("rewind fork of a cancelled run says the fork runs on live past the cancel", async () => {
+  const waiting = `import { waitForSignal } from "rewind";
+export default async function main() {
+  await waitForSignal("go");
+  return "went";
+}
+`;
+  const { id } = await h.api.runs.start({
+    script: await compileScript({ source: waiting, filename: "w.ts" }),
+    toolset: "prices",
+  });
+  await h.api.runs.cancel(id);
+  expect(await h.api.runs.result(id, "20s")).toMatchObject({ status: "cancelled" });
+  const again = path.join(h.dir, "waiting.ts");
+  writeFileSync(again, waiting);
+  const preview = await h.rewind("fork", id, "--script", again, "--dry-run");
+  expect(preview.code).toBe(0);
+  expect(preview.stdout).toMatch(
+    new RegExp(
+      `note ${id} was cancelled at seq \\d+ \\(cancelled through the API\\): the fork does not inherit the cancel, it would run on live past it`,
+    ),
+  );
+  const forked = await h.rewind("fork", id, "--script", again);
+  expect(forked.code).toBe(0);
+  expect(forked.stderr).toMatch(/the fork does not inherit the cancel, it runs on live past it/);
+  const forkId = forked.stdout.trim();
+  await h.api.runs.signal(forkId, "go");
+  expect(await h.api.runs.result(forkId, "20s")).toMatchObject({
+    status: "completed",
+    result: "went",
+  });
+});

@@ -12,6 +12,7 @@ import type { Toolset } from "@rewind/core";
 import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { Rewind } from "@rewind/sdk";
 import type { Store } from "@rewind/store";
+import { responseContract } from "../../../services/api/test/response-contract.js";
 
 const cli = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -68,12 +69,40 @@ export function usePlatform(
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "rewind-cli-"));
     platform = await startDevPlatform({ port: 0, dataDir: path.join(dir, ".rewind"), toolsets });
-    api = new Rewind({ url: platform.url, token: platform.token });
+    api = new Rewind({
+      url: platform.url,
+      token: platform.token,
+      fetch: await checkedFetch(platform.url),
+    });
     await setup?.(harness);
-  }, 60_000);
+  }, 180_000); // a PGlite start-up and migrations: slow on a loaded 2-core machine
   afterAll(async () => {
     await platform?.close();
     rmSync(dir, { recursive: true, force: true });
   });
   return harness;
+}
+
+/**
+ * A fetch for the tests' client that checks every JSON answer against the platform's own
+ * /v1/openapi.json: a response the document does not describe fails the test that received it.
+ */
+async function checkedFetch(url: string): Promise<typeof fetch> {
+  const contract = responseContract(await (await fetch(`${url}/v1/openapi.json`)).json());
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const type = response.headers.get("content-type") ?? "";
+    if (type.startsWith("application/json")) {
+      const target =
+        typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      contract.check(
+        init?.method ?? "GET",
+        target,
+        response.status,
+        type,
+        await response.clone().text(),
+      );
+    }
+    return response;
+  };
 }

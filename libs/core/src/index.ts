@@ -44,3 +44,4 @@ export {
   type ToolDefinitions,
 } from "./toolset.js";
 export { RUN_STATUSES, type RunStatus } from "./run-status.js";
+export { SCOPES, DEFAULT_SCOPES, isScope, type Scope } from "./scopes.js";

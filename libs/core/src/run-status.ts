@@ -1,4 +1,4 @@
-/** A run's statuses (DESIGN §2): the one list the store, the API, the SDK and the CLI share. */
+/** A run's statuses (docs/contract.md): the one list the store, the API, the SDK and the CLI share. */
 export const RUN_STATUSES = [
   "queued",
   "running",

@@ -20,6 +20,11 @@ export interface ForkPreview {
   failure?: { code: "UNSAFE_TO_REPEAT"; message: string };
   /** False when no worker has published the run's toolset: unsafe tools could not be named. */
   toolsetKnown: boolean;
+  /**
+   * The parent was cancelled here. A fork does not inherit the cancel (it is a new run, started
+   * to carry on with a fix), so it runs on live past it: said, so that nobody is surprised.
+   */
+  parentCancelled?: { seq: number; reason?: string };
 }
 
 /**
@@ -71,6 +76,7 @@ export async function previewFork(
         ? { failure: { code: "UNSAFE_TO_REPEAT", message: failing.verdict } }
         : {}),
       toolsetKnown: unsafeTools !== undefined,
+      ...cancelOf(parent),
     };
   } finally {
     instance.dispose();
@@ -127,4 +133,15 @@ function unsafeCalls(
       });
   }
   return found;
+}
+
+function cancelOf(parent: readonly JournalEntry[]): Pick<ForkPreview, "parentCancelled"> {
+  const cancel = parent.find((e) => e.kind === "run.cancelled");
+  if (cancel === undefined) return {};
+  return {
+    parentCancelled: {
+      seq: cancel.seq,
+      ...(cancel.reason !== undefined ? { reason: cancel.reason } : {}),
+    },
+  };
 }

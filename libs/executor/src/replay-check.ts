@@ -46,3 +46,20 @@ export async function checkReplay(
     return attempt(true);
   return first;
 }
+
+/**
+ * A check of a corrected script against a run that failed, in words a fix needs: the script
+ * diverging exactly where the run failed (it now calls, waits or returns instead of throwing)
+ * is what a fix looks like, and a fork reuses every entry before the failure ("fixes-failure");
+ * a divergence before the failure means the fork would run live from that earlier entry
+ * ("incompatible"). Undefined when the check matched or the run did not fail.
+ */
+export function failureVerdict(
+  check: ReplayCheck,
+  journal: readonly JournalEntry[],
+): "fixes-failure" | "incompatible" | undefined {
+  if (check.matches) return undefined;
+  const failed = journal.find((entry) => entry.kind === "run.failed");
+  if (failed === undefined) return undefined;
+  return check.divergence.seq === failed.seq ? "fixes-failure" : "incompatible";
+}

@@ -10,9 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { newSeed, type RunStartedEntry } from "@rewind/core";
+import { defineToolset, newSeed, type RunStartedEntry } from "@rewind/core";
 import { Sandbox, compileScript } from "@rewind/sandbox";
-import { defineToolset } from "@rewind/sdk";
 import {
   FolderBlobStore,
   SqlStore,

@@ -50,7 +50,7 @@ describe("WebAssembly memory in a sandbox process", () => {
     }
     for (const commands of outcomes) {
       expect(commands).toMatchObject([{ type: "fail", error: { code: "MEMORY_LIMIT" } }]);
-      const [fail] = commands as [{ error: { message: string } }];
+      const [fail] = commands as unknown as [{ error: { message: string } }];
       expect(fail.error.message).toMatch(/outside the JavaScript heap \(WebAssembly memories\)/);
     }
     // Each run's isolate went with its failure: the process is back where it was.

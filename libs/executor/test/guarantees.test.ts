@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { CallEntry, JournalEntry } from "@rewind/core";
+import { type CallEntry, defineToolset, type JournalEntry, type ToolContext } from "@rewind/core";
 import { runInProcess } from "@rewind/executor";
 import { Sandbox, compileScript } from "@rewind/sandbox";
-import { defineToolset, type ToolContext } from "@rewind/sdk";
 
 const sandbox = new Sandbox();
 afterAll(() => sandbox.dispose());

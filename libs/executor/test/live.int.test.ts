@@ -1,9 +1,14 @@
 import { afterAll, describe, expect, it } from "vitest";
-import type { CallEntry, Json, RunStartedEntry } from "@rewind/core";
+import {
+  type CallEntry,
+  defineToolset,
+  type Json,
+  type RunStartedEntry,
+  type ToolContext,
+} from "@rewind/core";
 import { RunEngine } from "@rewind/journal";
 import { Executor, WakeUp } from "@rewind/executor";
 import { ReplaySliceExceeded, Sandbox, compileScript } from "@rewind/sandbox";
-import { defineToolset, type ToolContext } from "@rewind/sdk";
 import type { Store } from "@rewind/store";
 import { createRun, until, useTestStore } from "./harness.js";
 

@@ -6,9 +6,8 @@
  * console output, and a call left in flight.
  */
 import fc from "fast-check";
-import type { CallEntry } from "@rewind/core";
+import { type CallEntry, defineToolset } from "@rewind/core";
 import type { ScheduledSignal } from "@rewind/executor";
-import { defineToolset } from "@rewind/sdk";
 
 export type Step =
   | { t: "call"; k: number }

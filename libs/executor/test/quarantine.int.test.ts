@@ -4,9 +4,8 @@
  * left in the inbox. A worker never touches a run of an epoch it does not run.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { RunQuarantinedEntry } from "@rewind/core";
+import { defineToolset, type RunQuarantinedEntry } from "@rewind/core";
 import { Sandbox, compileScript } from "@rewind/sandbox";
-import { defineToolset } from "@rewind/sdk";
 import type { Store } from "@rewind/store";
 import { Executor } from "../src/index.js";
 import { createRun, until, useTestStore } from "./harness.js";

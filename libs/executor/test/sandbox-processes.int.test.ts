@@ -5,10 +5,9 @@
  * the others sharing the process are loaded again in a fresh one. Real processes, a real abort.
  */
 import { describe, expect, it } from "vitest";
-import { newSeed, type Json } from "@rewind/core";
+import { defineToolset, type Json, newSeed } from "@rewind/core";
 import { Executor, SandboxProcesses, runInProcess } from "@rewind/executor";
 import { Sandbox, SandboxLost, compileScript } from "@rewind/sandbox";
-import { defineToolset } from "@rewind/sdk";
 import type { Store } from "@rewind/store";
 import { createRun, until, useTestStore } from "./harness.js";
 

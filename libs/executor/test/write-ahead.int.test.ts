@@ -6,10 +6,9 @@
  * with its own callId and the same arguments.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JournalEntry } from "@rewind/core";
+import { defineToolset, type JournalEntry, type ToolContext } from "@rewind/core";
 import { Executor, WakeUp, type FaultPoint } from "@rewind/executor";
 import { Sandbox, compileScript, type CompiledScript } from "@rewind/sandbox";
-import { defineToolset, type ToolContext } from "@rewind/sdk";
 import type { Store } from "@rewind/store";
 import { createRun, until, useTestStore } from "./harness.js";
 

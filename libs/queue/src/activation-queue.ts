@@ -36,7 +36,7 @@ export interface ConsumeOptions {
 }
 
 /**
- * The doorbell: "run R has something to process". Redis is a doorbell, not a store (DESIGN §1.1):
+ * The doorbell: "run R has something to process". Redis is a doorbell, not a store (the journal is the only source of truth):
  * a ring may be lost (a flushed Redis, a ring that lands while R is being activated) and nothing
  * is lost with it, because a reconciler re-rings every run whose inbox or timers are waiting and
  * every run whose owner is gone.

@@ -47,6 +47,10 @@ export class BullMqQueue implements ActivationQueue {
       maxRetriesPerRequest: null,
       lazyConnect: true,
     });
+    // Without a listener, ioredis prints "Unhandled error event" for each failed reconnect while
+    // Redis restarts (the test run showed them): it reconnects by itself, and a failed connect at
+    // start-up is thrown below.
+    connection.on("error", () => {});
     try {
       await connection.connect();
       await checkEvictionPolicy(connection);

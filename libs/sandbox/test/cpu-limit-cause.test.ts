@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { runInProcess } from "@rewind/executor";
-import { defineToolset } from "@rewind/sdk";
+import { defineToolset } from "@rewind/core";
 import { compileScript, Sandbox } from "../src/index.js";
 
 const CPU_LIMIT_MS = 250;

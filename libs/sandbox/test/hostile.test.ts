@@ -15,10 +15,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { JournalEntry } from "@rewind/core";
 import { RunEngine } from "@rewind/journal";
 import { runInProcess, type InProcessResult } from "@rewind/executor";
-import { defineToolset, type Toolset } from "@rewind/sdk";
+import { defineToolset, type JournalEntry, type Toolset } from "@rewind/core";
 import { compileScript, Sandbox, type SandboxOptions } from "../src/index.js";
 
 const SEED = "00".repeat(32);
@@ -282,7 +281,7 @@ export default async function main() {
     expect(commands).toEqual([
       { type: "fail", error: expect.objectContaining({ name: "RewindError", code: "CPU_LIMIT" }) },
     ]);
-    const [fail] = commands as [{ error: { message: string } }];
+    const [fail] = commands as unknown as [{ error: { message: string } }];
     expect(fail.error.message).toContain(`more than ${CPU_LIMIT_MS} ms`);
     expect(fail.error.message).toMatch(/endless loop/);
     expect(ticks).toBeGreaterThan(5);

@@ -1,106 +1,62 @@
-import type { ErrorData, Json, JournalEntry, RunStatus } from "@rewind/core";
-import { followJournal, type FollowOptions } from "./journal-stream.js";
 import type {
+  CreateToken,
+  CreatedRun,
+  CreatedToken,
   EpochCheckView,
-  EpochView,
-  QuarantineActionResult,
+  MigrateEpoch,
+  TokenList,
+  TokenView,
+  EpochList,
+  ForkDryRun,
+  ForkRequest,
+  ForkedRun,
+  InboxAccepted,
+  ListRunsFilter,
+  QuarantineAction,
   QuarantineDetail,
-  QuarantineSummary,
-} from "./quarantine.js";
+  QuarantineList,
+  ReplayBatch,
+  ReplayCheck,
+  RunList,
+  RunResult,
+  RepeatedRun,
+  RunScript,
+  RunView,
+  ScriptSource,
+  StartRun,
+} from "@rewind/contract";
+import type { Json, JournalEntry, RunStatus } from "@rewind/core";
+import { followJournal, type FollowOptions } from "./journal-stream.js";
 
-export type { RunStatus };
+/** Whether a script matches a run's journal; if not, the first divergence (seq, both sides). */
+export type ReplayResult = ReplayCheck;
 
-export interface RunView {
-  id: string;
-  status: RunStatus;
-  namespace: string;
-  scriptHash: string;
-  /** The script's entry file name, e.g. order.ts. */
-  script?: string;
-  toolset: string;
-  epoch: number;
-  lastSeq: number;
-  parent?: { runId: string; seq: number };
-  result?: Json;
-  error?: ErrorData;
-  createdAt: string;
-  updatedAt: string;
-  endedAt?: string;
-  expiresAt?: string;
+/** A fork request: with `dryRun: true` it answers only the preview, otherwise the fork made. */
+export interface ForkCall {
+  (id: string, fork: ForkRequest & { dryRun: true }): Promise<ForkDryRun>;
+  (id: string, fork: ForkRequest & { dryRun?: false }): Promise<ForkedRun>;
+  (id: string, fork: ForkRequest): Promise<ForkedRun | ForkDryRun>;
 }
 
-/** Which runs GET /v1/runs lists: every field given narrows the list. */
-export interface RunListFilter {
-  /** One status, or any of several. */
+/**
+ * GET /v1/runs's filter as code writes it: the wire's (ListRunsFilter), with several statuses as
+ * a list, times as Dates, and flags as booleans.
+ */
+export type RunListFilter = Omit<
+  ListRunsFilter,
+  "status" | "epoch" | "createdFrom" | "createdTo" | "fork" | "counts"
+> & {
   status?: RunStatus | readonly RunStatus[];
-  /** The script's entry file name (order.ts) or hash. */
-  script?: string;
-  toolset?: string;
   epoch?: number;
   createdFrom?: Date | string;
   createdTo?: Date | string;
-  /** Only the forks of this run. */
-  parent?: string;
   /** true: only forks; false: no forks. */
   fork?: boolean;
-  /** Text in the run's id or its error's message. */
-  q?: string;
-  order?: "newest" | "oldest";
   /** Also answer the counts by status over all pages. */
   counts?: boolean;
-  limit?: number;
-  before?: string;
-  after?: string;
-}
-
-export interface RunList {
-  runs: RunView[];
-  /** The cursor of the next page (as `before`, or `after` when oldest first). */
-  next?: string;
-  counts?: Partial<Record<RunStatus, number>>;
-}
-
-export interface StartRun {
-  /** A compiled script (see `rewind run`, which compiles for you) or the hash of a stored one. */
-  script: { entry: string; code: string; sourceMap: string } | { hash: string };
-  input?: Json;
-  toolset?: string;
-  seed?: string;
-  ttl?: string | number;
-}
-
-/** What a fork does: entries reused from its parent, the first live entry, calls that run again. */
-export interface ForkPreview {
-  reused: number;
-  firstLive?: { seq: number; kind: string; label: string; callsite?: string };
-  runAgain: { seq: number; name: string; callId: string; callsite?: string }[];
-  /** Calls of tools marked unsafeToRepeat the fork would make again, each with why. */
-  unsafe: { seq: number; name: string; callsite?: string; message: string }[];
-  /** The fork would fail at once with this (a reused call in flight, unsafe to repeat). */
-  failure?: { code: "UNSAFE_TO_REPEAT"; message: string };
-  /** False when no worker has published the run's toolset: unsafe tools could not be named. */
-  toolsetKnown: boolean;
-}
-
-/** Whether a script matches a run's journal; if not, the first divergence (seq, both sides). */
-export interface ReplayResult {
-  matches: boolean;
-  entries?: number;
-  message?: string;
-  divergence?: Record<string, unknown>;
-}
+};
 
 /** An error answered by the API: its code from Rewind's error table, and what to do. */
-/** An API token as the server lists it (GET /v1/tokens). */
-export interface TokenView {
-  id: string;
-  namespace: string;
-  label: string;
-  scopes: string[];
-  createdAt: string;
-  revokedAt: string | null;
-}
-
 export class RewindApiError extends Error {
   override readonly name = "RewindApiError";
   constructor(
@@ -147,11 +103,8 @@ export class Rewind {
         ...(key !== undefined ? { headers: { "idempotency-key": key } } : {}),
       });
       if (!response.ok) throw await apiError(response, "POST", "/v1/runs");
-      const created = JSON.parse(await response.text()) as {
-        id: string;
-        status: RunStatus;
-        scriptHash: string;
-      };
+      // 201: a new run (queued); 200: the run an earlier start with this key made, as it is now.
+      const created = JSON.parse(await response.text()) as CreatedRun | RepeatedRun;
       return { ...created, created: response.status !== 200 };
     },
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
@@ -160,6 +113,7 @@ export class Rewind {
       this.request<RunList>("GET", `/v1/runs${query(listQuery(filter))}`),
     /** Entries after `after`; with `wait` ("30s"), waits for new entries or the run's end. */
     journal: (id: string, after = 0, wait?: string) =>
+      // The wire types an entry loosely; @rewind/core's JournalEntry is the journal's own type.
       this.request<{ entries: JournalEntry[]; status: RunStatus }>(
         "GET",
         `/v1/runs/${encodeURIComponent(id)}/journal${query({ after, wait })}`,
@@ -184,37 +138,25 @@ export class Rewind {
       }, options),
     /** Waits up to `wait` (e.g. "30s") for the run to end; answers with its status either way. */
     result: (id: string, wait = "30s") =>
-      this.request<{ id: string; status: RunStatus; result?: Json; error?: ErrorData }>(
-        "GET",
-        `/v1/runs/${encodeURIComponent(id)}/result${query({ wait })}`,
-      ),
+      this.request<RunResult>("GET", `/v1/runs/${encodeURIComponent(id)}/result${query({ wait })}`),
     signal: (id: string, name: string, payload: Json = null) =>
-      this.request<{ id: number }>(
+      this.request<InboxAccepted>(
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`,
         payload,
       ),
     /** The compiled script the run executes, with its source map. */
     script: (id: string) =>
-      this.request<{ hash: string; entry: string; code: string; sourceMap: string }>(
-        "GET",
-        `/v1/runs/${encodeURIComponent(id)}/script`,
-      ),
+      this.request<RunScript>("GET", `/v1/runs/${encodeURIComponent(id)}/script`),
     /** Forks the run with a corrected script: recorded calls are reused while the calls match. */
-    fork: (
-      id: string,
-      fork: { script: StartRun["script"]; at?: number; ttl?: string | number; dryRun?: boolean },
-    ) =>
-      this.request<{
-        id?: string;
-        status?: RunStatus;
-        scriptHash?: string;
-        parent?: { runId: string; seq: number };
-        dryRun?: true;
-        preview: ForkPreview;
-      }>("POST", `/v1/runs/${encodeURIComponent(id)}/fork`, fork),
+    fork: ((id: string, fork: ForkRequest) =>
+      this.request<ForkedRun | ForkDryRun>(
+        "POST",
+        `/v1/runs/${encodeURIComponent(id)}/fork`,
+        fork,
+      )) as ForkCall,
     /** Checks the run's script (or a corrected one) against its journal; nothing is called. */
-    replay: (id: string, script?: StartRun["script"]) =>
+    replay: (id: string, script?: ScriptSource) =>
       this.request<ReplayResult>(
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/replay`,
@@ -224,51 +166,40 @@ export class Rewind {
      * The same check over many runs in one request (at most 200 ids): a script (or each run's
      * own) against each run's journal. One row per id, in order; a missing run has `error`.
      */
-    replayMany: (ids: readonly string[], script?: StartRun["script"]) =>
-      this.request<{
-        checks: (ReplayResult & { runId: string; error?: { code: string; message: string } })[];
-      }>("POST", "/v1/replay", script === undefined ? { runs: ids } : { runs: ids, script }),
+    replayMany: (ids: readonly string[], script?: ScriptSource) =>
+      this.request<ReplayBatch>(
+        "POST",
+        "/v1/replay",
+        script === undefined ? { runs: ids } : { runs: ids, script },
+      ),
     cancel: (id: string) =>
-      this.request<{ id: number }>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
+      this.request<InboxAccepted>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };
 
   /** Operators' side of quarantine: runs whose replay diverged, held until released or given up. */
   readonly quarantine = {
     list: (page: { limit?: number; before?: string } = {}) =>
-      this.request<{ runs: QuarantineSummary[]; next?: string }>(
-        "GET",
-        `/v1/quarantine${query(page)}`,
-      ),
+      this.request<QuarantineList>("GET", `/v1/quarantine${query(page)}`),
     get: (id: string) =>
       this.request<QuarantineDetail>("GET", `/v1/quarantine/${encodeURIComponent(id)}`),
     /** Replays the run on its own epoch, or `epoch`; waits up to `wait` ("5s") for it to happen. */
     release: (id: string, options: { epoch?: number; wait?: string } = {}) =>
-      this.request<QuarantineActionResult>(
+      this.request<QuarantineAction>(
         "POST",
         `/v1/quarantine/${encodeURIComponent(id)}/release${query({ wait: options.wait })}`,
         options.epoch === undefined ? {} : { epoch: options.epoch },
       ),
     /** Fails the run (code GIVEN_UP) with the reason; waits up to `wait` for it to happen. */
     giveUp: (id: string, options: { reason?: string; wait?: string } = {}) =>
-      this.request<QuarantineActionResult>(
+      this.request<QuarantineAction>(
         "POST",
         `/v1/quarantine/${encodeURIComponent(id)}/give-up${query({ wait: options.wait })}`,
         options.reason === undefined ? {} : { reason: options.reason },
       ),
   };
 
-  /** The namespace's API tokens (needs the `operate` scope): never a token's plaintext but once. */
-  readonly tokens = {
-    list: () => this.request<{ tokens: TokenView[] }>("GET", "/v1/tokens"),
-    /** A new token, shown in the answer only; default scopes read, run, operate. */
-    create: (options: { label: string; scopes?: string[] }) =>
-      this.request<TokenView & { token: string }>("POST", "/v1/tokens", options),
-    revoke: (id: string) =>
-      this.request<TokenView>("POST", `/v1/tokens/${encodeURIComponent(id)}/revoke`, {}),
-  };
-
   /** The determinism epochs the server's build supports, with the live runs on each. */
-  epochs(): Promise<{ current: number; epochs: EpochView[] }> {
+  epochs(): Promise<EpochList> {
     return this.request("GET", "/v1/epochs");
   }
 
@@ -276,16 +207,22 @@ export class Rewind {
    * Asks a worker of epoch `to` to replay the open runs of epoch `from` and move those that match
    * (none with dryRun); poll `epochCheck` for the verdicts.
    */
-  migrateEpoch(
-    from: number,
-    options: { to: number; dryRun?: boolean; allowDraft?: boolean },
-  ): Promise<EpochCheckView> {
+  migrateEpoch(from: number, options: MigrateEpoch): Promise<EpochCheckView> {
     return this.request("POST", `/v1/epochs/${from}/migrate`, options);
   }
 
   epochCheck(id: number): Promise<EpochCheckView> {
     return this.request("GET", `/v1/epochs/checks/${id}`);
   }
+
+  /** The namespace's API tokens (needs the `operate` scope): never a token's plaintext but once. */
+  readonly tokens = {
+    list: () => this.request<TokenList>("GET", "/v1/tokens"),
+    /** A new token, shown in the answer only; default scopes read, run, operate. */
+    create: (options: CreateToken) => this.request<CreatedToken>("POST", "/v1/tokens", options),
+    revoke: (id: string) =>
+      this.request<TokenView>("POST", `/v1/tokens/${encodeURIComponent(id)}/revoke`, {}),
+  };
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body === undefined ? {} : { body });
@@ -337,6 +274,16 @@ async function apiError(response: Response, method: string, path: string) {
   );
 }
 
+function query(params: Record<string, string | number | undefined>): string {
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as [
+    string,
+    string | number,
+  ][];
+  return entries.length === 0
+    ? ""
+    : `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
+}
+
 function listQuery(filter: RunListFilter): Record<string, string | number | undefined> {
   const instant = (at: Date | string | undefined) => (at instanceof Date ? at.toISOString() : at);
   const flag = (value: boolean | undefined) => (value === undefined ? undefined : String(value));
@@ -348,14 +295,4 @@ function listQuery(filter: RunListFilter): Record<string, string | number | unde
     fork: flag(filter.fork),
     counts: flag(filter.counts),
   };
-}
-
-function query(params: Record<string, string | number | undefined>): string {
-  const entries = Object.entries(params).filter(([, v]) => v !== undefined) as [
-    string,
-    string | number,
-  ][];
-  return entries.length === 0
-    ? ""
-    : `?${new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString()}`;
 }

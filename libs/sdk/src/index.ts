@@ -8,32 +8,54 @@ export {
   type ToolDefinition,
   type ToolFunction,
   type ToolDefinitions,
+  type RunStatus,
 } from "@rewind/core";
 export {
   Rewind,
   RewindApiError,
+  type ForkCall,
   type RewindOptions,
-  type RunView,
-  type RunList,
-  type RunListFilter,
-  type StartRun,
-  type RunStatus,
-  type ForkPreview,
   type ReplayResult,
-  type TokenView,
+  type RunListFilter,
 } from "./client.js";
-/** The journal's and values' shapes, for clients that read journals (the dashboard). */
-export type { ErrorData, Json, JournalEntry } from "@rewind/core";
 export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";
+// The wire types, inferred from the schemas the API validates with (one source: @rewind/contract).
 export type {
+  CreatedRun,
+  CreatedToken,
   EntryLabel,
   EpochCheckView,
   EpochRunVerdict,
+  EpochList,
   EpochView,
-  PendingQuarantineRequest,
-  QuarantineActionResult,
+  ErrorData,
+  ForkDryRun,
+  ForkPreview,
+  ForkRequest,
+  ForkedRun,
+  InboxAccepted,
+  ListRunsFilter,
+  PendingRequest,
+  PendingRequest as PendingQuarantineRequest,
+  QuarantineAction,
+  QuarantineAction as QuarantineActionResult,
   QuarantineDetail,
   QuarantineEvent,
+  QuarantineList,
   QuarantineSummary,
-} from "./quarantine.js";
+  RepeatedRun,
+  ReplayBatch,
+  ReplayBatchCheck,
+  ReplayCheck,
+  Root,
+  RunList,
+  RunResult,
+  RunScript,
+  RunView,
+  ScriptSource,
+  StartRun,
+  TokenView,
+} from "@rewind/contract";
+/** The journal's and values' shapes, for clients that read journals (the dashboard). */
+export type { Json, JournalEntry } from "@rewind/core";

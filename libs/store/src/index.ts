@@ -17,16 +17,7 @@ export type {
   RunsQuery,
 } from "./store.js";
 export { ENDED_STATUSES } from "./store.js";
-export {
-  SCOPES,
-  DEFAULT_SCOPES,
-  isScope,
-  checkScopes,
-  tokenIdOf,
-  type Scope,
-  type TokenGrant,
-  type TokenInfo,
-} from "./tokens.js";
+export { checkScopes, tokenIdOf, type TokenGrant, type TokenInfo } from "./tokens.js";
 export type {
   QuarantineAction,
   QuarantineRequest,

@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { RewindError, type Json, type JournalEntry } from "@rewind/core";
+import { DEFAULT_SCOPES, RewindError, type Json, type JournalEntry } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
 import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
 import * as leases from "./leases.js";
@@ -8,7 +8,7 @@ import * as projections from "./projections.js";
 import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
 import * as quarantine from "./quarantine.js";
 import * as tokens from "./tokens.js";
-import { DEFAULT_SCOPES, type TokenGrant, type TokenInfo } from "./tokens.js";
+import type { TokenGrant, TokenInfo } from "./tokens.js";
 import * as runList from "./run-list.js";
 import * as toolsets from "./toolsets.js";
 import * as workers from "./workers.js";

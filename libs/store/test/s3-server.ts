@@ -30,7 +30,7 @@ export async function startS3Server(): Promise<TestS3Server> {
   const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory });
   let client: S3Client | undefined;
   try {
-    const { port } = (await server.run()) as { port: number };
+    const { port } = await server.run();
     const endpoint = `http://127.0.0.1:${port}`;
     const bucket = `rewind-test-${randomBytes(6).toString("hex")}`;
     client = new S3Client({

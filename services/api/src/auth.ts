@@ -1,5 +1,6 @@
 import { RewindError } from "@rewind/core";
-import type { Scope, Store, TokenGrant } from "@rewind/store";
+import type { Scope } from "@rewind/core";
+import type { Store, TokenGrant } from "@rewind/store";
 import type { FastifyRequest } from "fastify";
 
 const HOW =

@@ -13,6 +13,6 @@ export {
   RunView,
   MAX_WAIT_MS,
   DEFAULT_TTL_MS,
-} from "./schemas.js";
+} from "@rewind/contract";
 export type { ErrorBody } from "./errors.js";
 export { startApiService } from "./main.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute, type ResponseDoc, type Route } from "./route.js";
-import { ErrorResponse } from "./schemas.js";
+import { ErrorResponse } from "@rewind/contract";
 
 type JsonSchema = Record<string, unknown>;
 

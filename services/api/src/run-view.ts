@@ -1,6 +1,6 @@
 import type { RunRecord, Store } from "@rewind/store";
 import { notFound } from "./errors.js";
-import type { RunView } from "./schemas.js";
+import type { RunView } from "@rewind/contract";
 
 /** A run as the API shows it: dates as ISO strings, absent fields left out. */
 export function toRunView(run: RunRecord): RunView {

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-const migrate = (from: number | string, payload: unknown, auth = h.auth) =>
+const migrate = (from: number | string, payload: object, auth = h.auth) =>
   h.app.inject({ method: "POST", url: `/v1/epochs/${from}/migrate`, headers: auth, payload });
 
 const released = EPOCHS.filter((e) => !isDraft(e)).map((e) => e.epoch);

@@ -252,7 +252,9 @@ describe("over a real socket", () => {
         body: JSON.stringify("x".repeat(9 * 1024 * 1024)),
       });
       expect(big.status).toBe(413);
-      expect((await big.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+      expect(((await big.json()) as { error: { code: string } }).error.code).toBe(
+        "PAYLOAD_TOO_LARGE",
+      );
       expect(await h.store.pendingInbox(id)).toEqual([]);
     } finally {
       await app.close();

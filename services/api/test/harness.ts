@@ -9,6 +9,7 @@ import type { JournalEntry } from "@rewind/core";
 import { openStore, type RunRoute, type RunStatus, type Store } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
 import { createApi, type ApiOptions } from "../src/index.js";
+import { responseContract } from "./response-contract.js";
 
 export const SCRIPT = {
   entry: "hello.ts",
@@ -63,6 +64,7 @@ export async function openHarness(
     ...options,
   });
   await app.ready();
+  checkResponses(app);
   return {
     store,
     app,
@@ -126,3 +128,28 @@ export function errorOf(response: { statusCode: number; json(): any }) {
   }
   return body.error as { code: string; message: string; field?: string };
 }
+
+/**
+ * Makes every `app.inject` of a test check its response against /v1/openapi.json: an answer the
+ * document does not describe throws in the test that received it.
+ */
+function checkResponses(app: ReturnType<typeof createApi>): void {
+  const inject = app.inject.bind(app);
+  let contract: ReturnType<typeof responseContract> | undefined;
+  const checked = async (options: InjectOptions) => {
+    contract ??= responseContract(JSON.parse((await inject({ url: "/v1/openapi.json" })).body));
+    const response = await inject(options);
+    const type = response.headers["content-type"];
+    contract.check(
+      options.method ?? "GET",
+      options.url ?? "/",
+      response.statusCode,
+      typeof type === "string" ? type : "",
+      response.body,
+    );
+    return response;
+  };
+  app.inject = checked as unknown as typeof app.inject;
+}
+
+type InjectOptions = { method?: string; url?: string } & Record<string, unknown>;

@@ -80,7 +80,9 @@ describe("GET /v1/runs/:id/journal as text/event-stream", () => {
     const statuses: RunStatus[] = [];
     const seen: { entry: JournalEntry; at: number }[] = [];
     const following = (async () => {
-      for await (const entry of client.runs.follow(id, { onStatus: (s) => statuses.push(s) }))
+      for await (const entry of client.runs.follow(id, {
+        onStatus: (s: RunStatus) => statuses.push(s),
+      }))
         seen.push({ entry, at: performance.now() });
     })();
     // The stream is open once it has sent what is there (on a loaded machine, not within 300 ms).

@@ -1,6 +1,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCRIPT, completeRun, openHarness, startRun, type Harness } from "./harness.js";
+import { responseContract } from "./response-contract.js";
 
 let h: Harness;
 let doc: any;
@@ -99,6 +100,21 @@ describe("GET /v1/openapi.json", () => {
       "text/event-stream",
     ]);
     expect(doc.paths["/healthz"].get.security).toBeUndefined();
+  });
+
+  it("fails a test whose response the document does not describe (the harness checks each)", () => {
+    const contract = responseContract(doc);
+    const run = '{"id":"run_1","status":"queued","scriptHash":"sha256:x"}';
+    expect(() => contract.check("POST", "/v1/runs", 201, "application/json", run)).not.toThrow();
+    expect(() =>
+      contract.check("POST", "/v1/runs", 201, "application/json", '{"id":"run_1"}'),
+    ).toThrow(/POST \/v1\/runs answered 201 with a body \/v1\/openapi.json does not describe/);
+    expect(() => contract.check("GET", "/v1/runs/run_1", 418, "application/json", "{}")).toThrow(
+      /a status \/v1\/openapi.json does not list for it/,
+    );
+    expect(() =>
+      contract.check("GET", "/v1/runs/run_1", 404, "application/json", '{"error":{}}'),
+    ).toThrow(/does not describe/);
   });
 
   it("describes what the API really answers (responses validate against the document)", async () => {

@@ -71,7 +71,7 @@ async function actAsService(id: string, make: (seq: number) => JournalEntry): Pr
   await h.store.releaseLease(lease);
 }
 
-const post = (url: string, payload?: unknown, headers = h.auth) =>
+const post = (url: string, payload?: object, headers = h.auth) =>
   h.app.inject({ method: "POST", url, headers, ...(payload === undefined ? {} : { payload }) });
 
 describe("quarantine endpoints", () => {

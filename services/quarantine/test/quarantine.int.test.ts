@@ -38,7 +38,7 @@ let cluster: Cluster;
 let api: Api;
 const ids = new Map<string, string>();
 const auth = () => ({ authorization: `Bearer ${cluster.token}` });
-const call = async (method: "GET" | "POST", url: string, payload?: unknown) => {
+const call = async (method: "GET" | "POST", url: string, payload?: object) => {
   const response = await api.app.inject({
     method,
     url,

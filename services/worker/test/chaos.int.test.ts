@@ -1,7 +1,7 @@
 /**
  * Issue 4's acceptance on a real cluster (api and workers as processes, Postgres, Redis): workers
  * SIGKILLed every second during 500 runs, a worker paused past its lease, and a CPU-heavy script
- * beside a latency probe. The invariants of DESIGN §1 must hold under each.
+ * beside a latency probe. The invariants of docs/durability.md must hold under each.
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 /**
- * DESIGN §6: a heap overflow can abort the process running the script (isolated-vm's memory
- * limit is a guideline; one huge allocation makes V8 give up on the whole process). Issue 17:
+ * docs/durability.md, "A script that aborts its process": a heap overflow can abort the process
+ * running the script (isolated-vm's memory limit is a guideline; one huge allocation makes V8
+ * give up on the whole process). Issue 17:
  * that process is a supervised sandbox process, never the worker: the worker lives on, charges
  * the death to the run that was executing, and loads it again in a fresh sandbox process; past
  * the bound, the run is failed with CRASH_LOOP naming the cause, while the other runs go on.

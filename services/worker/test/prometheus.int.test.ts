@@ -14,6 +14,8 @@ import { compileScript } from "@rewind/sandbox";
 import { openStore } from "@rewind/store";
 import { traceIdOf } from "@rewind/telemetry";
 import { DASHBOARDS } from "../../../deploy/grafana/test/dashboards.js";
+
+type Six<T> = [T, T, T, T, T, T];
 import { Cluster, pause, until } from "./cluster-harness.js";
 import { expectations, type Did } from "./dashboard-expectations.js";
 import { Prometheus, SCRAPE_SECONDS, promtoolCheck } from "./prometheus.js";
@@ -95,11 +97,13 @@ describe("metrics scraped by a real Prometheus", () => {
     const workers = [await startWorker(), await startWorker()];
     // Every process scraped once before any run: its series start at 0 in Prometheus.
     await prometheus.scrapedAfter(Date.now());
-    const [order, signalled, fails, fixed, declined, doctored] = await Promise.all(
-      [ORDER, SIGNALLED, FAILS, FIXED, DECLINED, DOCTORED].map((source, i) =>
-        compileScript({ source, filename: `script${i}.ts` }),
-      ),
+    const sources = [ORDER, SIGNALLED, FAILS, FIXED, DECLINED, DOCTORED] as const;
+    const compiled = await Promise.all(
+      sources.map((source, i) => compileScript({ source, filename: `script${i}.ts` })),
     );
+    const [order, signalled, fails, fixed, declined, doctored] = compiled as Six<
+      (typeof compiled)[number]
+    >;
     const start = async (script: typeof order, id: number) =>
       (await cluster.api.runs.start({ script, input: { id }, toolset: "metered" })).id;
     const ended = async (id: string, status: string) =>

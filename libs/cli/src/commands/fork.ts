@@ -20,7 +20,7 @@ export async function forkCommand(
     ...(at === undefined ? {} : { at }),
     ...(options.dryRun ? { dryRun: true } : {}),
   });
-  if (fork.id !== undefined) process.stdout.write(`${fork.id}\n`);
+  if ("id" in fork) process.stdout.write(`${fork.id}\n`);
   const out = options.dryRun ? process.stdout : process.stderr;
   out.write(describe(runId, fork.preview, options.dryRun === true));
   return 0;
@@ -37,6 +37,11 @@ function describe(parent: string, preview: ForkPreview, dryRun: boolean): string
         `${dim(`${would}run again`)} tools.${call.name}() at seq ${call.seq} (callId ${call.callId}): it was in flight in ${parent}`,
     ),
     ...preview.unsafe.map((call) => `${yellow("unsafe to repeat")} ${call.message}`),
+    ...(preview.parentCancelled
+      ? [
+          `${yellow("note")} ${parent} was cancelled at seq ${preview.parentCancelled.seq}${preview.parentCancelled.reason ? ` (${preview.parentCancelled.reason})` : ""}: the fork does not inherit the cancel, it ${dryRun ? "would run" : "runs"} on live past it (rewind cancel <fork> stops it)`,
+        ]
+      : []),
     ...(preview.failure
       ? [`${red(`${would}fail`)} with ${preview.failure.code} before calling anything`]
       : []),

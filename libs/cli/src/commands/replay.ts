@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { RewindError, type JournalEntry } from "@rewind/core";
-import { checkReplay } from "@rewind/executor";
+import { checkReplay, failureVerdict } from "@rewind/executor";
 import { parseJournalFile } from "@rewind/journal";
 import { Sandbox, assertReplayableHere, type CompiledScript } from "@rewind/sandbox";
 import type { RunStatus } from "@rewind/sdk";
@@ -10,7 +10,8 @@ import { compileCached } from "../compile-cache.js";
 
 /**
  * `rewind replay <run|journal-file> [--script FILE]`: re-executes the script locally against the
- * journal, calling nothing. Exit 0 when it matches, 1 with the first divergence.
+ * journal, calling nothing. Exit 0 when it matches, 1 with the first divergence. Against a run
+ * that failed, a corrected script diverging only where the run failed is safe to fork (exit 0).
  */
 export async function replayCommand(
   target: string | undefined,
@@ -52,6 +53,21 @@ export async function replayCommand(
         `${green("✓")} ${script.entry} replays ${target}: all ${check.entries} journal entries match\n`,
       );
       return 0;
+    }
+    const verdict = failureVerdict(check, journal);
+    if (verdict === "fixes-failure" && options.script !== undefined) {
+      const failedAt = check.divergence.seq;
+      process.stdout.write(
+        // run.started is the fork's own: it reuses the entries after it, up to the failure.
+        `${green("✓")} ${script.entry} is safe to fork from ${target}: a fork reuses the ${failedAt - 2} entries before its failure (seq ${failedAt}), and where it failed the script now ${check.divergence.replayed ? `emits ${check.divergence.replayed.label}` : "waits"}\n` +
+          `  fork it: rewind fork ${target} --script ${options.script}\n`,
+      );
+      return 0;
+    }
+    if (verdict === "incompatible") {
+      process.stderr.write(
+        `${red("✗")} ${script.entry} is incompatible with ${target}: it diverges at seq ${check.divergence.seq}, before the run's failure, so a fork would not reuse the calls from there on\n`,
+      );
     }
     process.stderr.write(`${red("✗")} ${check.message}\n`);
     return 1;

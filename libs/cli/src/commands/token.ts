@@ -1,6 +1,6 @@
-import { RewindError } from "@rewind/core";
 import type { TokenView } from "@rewind/sdk";
-import { DEFAULT_SCOPES, checkScopes, openStore, tokenIdOf, type Store } from "@rewind/store";
+import { DEFAULT_SCOPES, RewindError, type Scope } from "@rewind/core";
+import { checkScopes, openStore, tokenIdOf, type Store } from "@rewind/store";
 import { client } from "../client.js";
 import { dim } from "../format.js";
 
@@ -44,7 +44,7 @@ async function withTokens<T>(
   }
 }
 
-function scopesOf(option: string | undefined): string[] {
+function scopesOf(option: string | undefined): Scope[] {
   if (option === undefined) return [...DEFAULT_SCOPES];
   return checkScopes(
     option

@@ -87,17 +87,18 @@ export function registerRetryTool(server: McpServer, api: Rewind): void {
         ...(at === undefined ? {} : { at }),
         ...(dryRun ? { dryRun: true } : {}),
       });
+      const started = "id" in fork ? fork : undefined;
       const text = [
-        dryRun
+        started === undefined
           ? `Dry run: nothing was started. A fork of ${runId} would:`
-          : `Started ${fork.id} (${fork.status ?? "queued"}), a fork of ${runId}. It:`,
+          : `Started ${started.id} (${started.status}), a fork of ${runId}. It:`,
         ...describe(fork.preview, dryRun),
-        dryRun
+        started === undefined
           ? "Call retry_run again without dryRun to start it."
-          : `Follow it with get_run { runId: "${fork.id}", waitSeconds: 30 }.`,
+          : `Follow it with get_run { runId: "${started.id}", waitSeconds: 30 }.`,
       ].join("\n");
       return answer(text, {
-        ...(fork.id ? { forkId: fork.id } : {}),
+        ...(started ? { forkId: started.id } : {}),
         dryRun,
         reused: fork.preview.reused,
         ...(fork.preview.firstLive ? { firstLive: fork.preview.firstLive } : {}),

@@ -3,15 +3,16 @@ import { PRESENCE_LIVE_MS } from "@rewind/executor";
 import { EPOCHS, SUPPORTED_EPOCHS, findEpoch, isDraft } from "@rewind/sandbox";
 import type { EpochCheck } from "@rewind/store";
 import type { z } from "zod";
-import { callerOf } from "../auth.js";
 import {
   EpochCheckParams,
   EpochCheckView,
+  EpochList,
   EpochParams,
   MigrateBody,
-} from "../epoch-check-schemas.js";
+  type EpochView,
+} from "@rewind/contract";
+import { callerOf } from "../auth.js";
 import { invalidInput, notFound } from "../errors.js";
-import { EpochList, type EpochView } from "../quarantine-schemas.js";
 import { defineRoute } from "../route.js";
 
 /**

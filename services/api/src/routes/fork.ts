@@ -4,7 +4,7 @@ import { ring } from "../doorbell.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
 import { notFound } from "../errors.js";
-import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "../schemas.js";
+import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "@rewind/contract";
 import { storeScript } from "./runs.js";
 
 /**

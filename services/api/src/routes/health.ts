@@ -2,7 +2,7 @@ import { RewindError } from "@rewind/core";
 import { databaseUnavailable } from "@rewind/store";
 import type { z } from "zod";
 import { defineRoute } from "../route.js";
-import { Health, Root } from "../schemas.js";
+import { Health, Root } from "@rewind/contract";
 
 const READY_TIMEOUT_MS = 2_000;
 

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { streamJournal, streamStart, wantsEventStream } from "../journal-stream.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
-import { JournalPage, JournalQuery, RunIdParams } from "../schemas.js";
+import { JournalPage, JournalQuery, RunIdParams } from "@rewind/contract";
 import { watchRun } from "../watch-run.js";
 
 /**

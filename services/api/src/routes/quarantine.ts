@@ -14,10 +14,10 @@ import {
   ReleaseBody,
   type QuarantineEvent,
   type QuarantineSummary,
-} from "../quarantine-schemas.js";
+} from "@rewind/contract";
 import { defineRoute, type RouteInput } from "../route.js";
 import { findRun, toRunView } from "../run-view.js";
-import { ResultQuery, RunIdParams } from "../schemas.js";
+import { ResultQuery, RunIdParams } from "@rewind/contract";
 import { watchRun } from "../watch-run.js";
 
 /*

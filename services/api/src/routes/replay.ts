@@ -5,21 +5,15 @@ import type { ApiContext } from "../context.js";
 import { notFound } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
-import { CreateRunBody, RunIdParams } from "../schemas.js";
+import {
+  ReplayBatch,
+  ReplayBatchBody,
+  type ReplayBatchCheck,
+  ReplayBody,
+  ReplayCheck,
+  RunIdParams,
+} from "@rewind/contract";
 import { storeScript } from "./runs.js";
-
-export const ReplayBody = z.strictObject({
-  script: CreateRunBody.shape.script.optional().meta({
-    description: "A corrected script to check against the run's history (default: the run's own)",
-  }),
-});
-
-export const ReplayCheck = z.object({
-  matches: z.boolean(),
-  entries: z.number().int().optional(),
-  message: z.string().optional(),
-  divergence: z.record(z.string(), z.unknown()).optional(),
-});
 
 /**
  * Re-executes a script against a run's journal, calling nothing: does it match (or, with a
@@ -54,32 +48,8 @@ function view(check: Check): z.input<typeof ReplayCheck> {
     : { matches: false, message: check.message, divergence: { ...check.divergence } };
 }
 
-/** The most runs one batch may name: a CLI checking thousands sends several batches. */
-export const MAX_REPLAY_BATCH = 200;
 /** Journals in memory at once per batch: enough to keep every replay thread busy. */
 const IN_FLIGHT = 16;
-
-export const ReplayBatchBody = z.strictObject({
-  script: CreateRunBody.shape.script.optional().meta({
-    description:
-      "A corrected script to check against every run's history (default: each run's own)",
-  }),
-  runs: z
-    .array(RunIdParams.shape.id)
-    .min(1, { error: "runs names at least one run id" })
-    .max(MAX_REPLAY_BATCH, {
-      error: `runs names at most ${MAX_REPLAY_BATCH} run ids: send several batches`,
-    })
-    .meta({ description: "The runs to check (GET /v1/runs lists them)" }),
-});
-
-export const ReplayBatchCheck = ReplayCheck.extend({
-  runId: z.string(),
-  error: z
-    .object({ code: z.string(), message: z.string() })
-    .optional()
-    .meta({ description: "Why the run could not be checked (e.g. NOT_FOUND)" }),
-});
 
 /**
  * The replay check over many runs in one request: `rewind replay --all` gating a deploy on a
@@ -97,7 +67,7 @@ export const replayRuns = defineRoute({
   responses: {
     200: {
       description: "One check per run named, in the order named",
-      schema: z.object({ checks: z.array(ReplayBatchCheck) }),
+      schema: ReplayBatch,
     },
   },
   errors: [401, 413, 422, 503],

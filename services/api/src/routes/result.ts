@@ -1,7 +1,7 @@
 import { ENDED_STATUSES, type RunRecord } from "@rewind/store";
 import type { z } from "zod";
 import { defineRoute } from "../route.js";
-import { ResultQuery, RunIdParams, RunResult } from "../schemas.js";
+import { ResultQuery, RunIdParams, RunResult } from "@rewind/contract";
 import { hop } from "@rewind/telemetry";
 import { watchRun } from "../watch-run.js";
 

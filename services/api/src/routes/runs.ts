@@ -29,7 +29,7 @@ import {
   RunIdParams,
   RunList,
   RunView,
-} from "../schemas.js";
+} from "@rewind/contract";
 
 export const createRun = defineRoute({
   method: "POST",

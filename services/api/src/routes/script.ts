@@ -2,16 +2,7 @@ import { z } from "zod";
 import { notFound } from "../errors.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
-import { RunIdParams } from "../schemas.js";
-
-export const RunScript = z
-  .strictObject({
-    hash: z.string(),
-    entry: z.string(),
-    code: z.string(),
-    sourceMap: z.string(),
-  })
-  .meta({ description: "The compiled script a run executes, with its source map" });
+import { RunIdParams, RunScript } from "@rewind/contract";
 
 /**
  * A run's script, for checks that re-execute it locally (`rewind replay <run>`). Reached through

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { ring, routeOf } from "../doorbell.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
-import { CancelBody, InboxAccepted, RunIdParams, SignalBody, SignalParams } from "../schemas.js";
+import { CancelBody, InboxAccepted, RunIdParams, SignalBody, SignalParams } from "@rewind/contract";
 import { checkValue } from "../submission.js";
 
 /*

@@ -1,14 +1,14 @@
-import { RewindError } from "@rewind/core";
-import { DEFAULT_SCOPES, tokenIdOf } from "@rewind/store";
-import type { z } from "zod";
-import { defineRoute } from "../route.js";
 import {
   CreateTokenBody,
   CreatedToken,
   TokenIdParams,
   TokenList,
   TokenView,
-} from "../token-schemas.js";
+} from "@rewind/contract";
+import { DEFAULT_SCOPES, RewindError } from "@rewind/core";
+import { tokenIdOf } from "@rewind/store";
+import type { z } from "zod";
+import { defineRoute } from "../route.js";
 
 /*
  * A namespace's own API tokens, for its operators: the tokens of other namespaces are not

@@ -49,7 +49,7 @@ describe("refusals in the API's own shape", () => {
       body: JSON.stringify({ script: h.honest, input: "x".repeat(9 * 1024 * 1024) }),
     });
     expect(response.status).toBe(413);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     expectErrorShape(body, "PAYLOAD_TOO_LARGE");
     expect(body.error.message).toContain("8 MiB (8388608 bytes)");
   });
@@ -72,7 +72,7 @@ describe("refusals in the API's own shape", () => {
   it("a broken %-escape in the URL is 400 naming the url", async () => {
     const response = await fetch(`${h.url}/v1/runs/%E0%A4%A`, { headers: h.auth });
     expect(response.status).toBe(400);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     expectErrorShape(body, "BAD_REQUEST");
     expect(body.error.field).toBe("url");
   });
@@ -80,7 +80,7 @@ describe("refusals in the API's own shape", () => {
   it("a path parameter over 256 characters is 414 in the API's shape", async () => {
     const response = await fetch(`${h.url}/v1/runs/${"r".repeat(300)}`, { headers: h.auth });
     expect(response.status).toBe(414);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     expectErrorShape(body, "URI_TOO_LONG");
   });
 
@@ -112,7 +112,7 @@ describe("refusals in the API's own shape", () => {
         body: payload,
       });
       expect(response.status).toBe(422);
-      const body = await response.json();
+      const body = (await response.json()) as any;
       expectErrorShape(body, "INVALID_INPUT");
       expect(body.error.field).toBe(field);
       expect(body.error.message).toContain("rename the key");

@@ -31,7 +31,7 @@ async function as(auth: { authorization: string }, method: string, path: string,
     headers: { ...auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as any };
 }
 
 it("another tenant's upload of the same code, first, with its own map, changes nothing of mine", async () => {

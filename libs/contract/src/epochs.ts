@@ -62,3 +62,8 @@ export const EpochCheckView = z.object({
   runtime: z.string().optional().meta({ description: "Its Node and V8" }),
   runs: z.array(RunVerdict).optional(),
 });
+
+// ---- the TypeScript types of the wire
+export type MigrateEpoch = z.input<typeof MigrateBody>;
+export type EpochCheckView = z.output<typeof EpochCheckView>;
+export type EpochRunVerdict = NonNullable<EpochCheckView["runs"]>[number];

@@ -1,6 +1,7 @@
+import type { Json as CoreJson } from "@rewind/core";
 /**
- * Every request and response of the API as zod schemas: requests are validated with them and the
- * OpenAPI document is generated from them, so the document cannot drift from what is enforced.
+ * Every request and response of the runs endpoints as zod schemas: the API validates requests
+ * with them and generates its OpenAPI document from them, and the SDK infers its types from them.
  */
 import { RUN_STATUSES, parseDuration } from "@rewind/core";
 import { z } from "zod";
@@ -247,7 +248,9 @@ export const CancelBody = z
 // ---- responses
 
 const isoDate = z.string().meta({ format: "date-time" });
-const Json = z.unknown().meta({ description: "A JSON value" });
+// Typed as @rewind/core's Json for clients; the API's answers carry only values it stored as JSON,
+// so nothing is checked here (a check would walk every result and input on every answer).
+const Json = z.custom<CoreJson>(() => true).meta({ description: "A JSON value" });
 
 export const ErrorData = z.object({
   name: z.string(),
@@ -278,7 +281,6 @@ export const RunView = z.object({
     .optional()
     .meta({ description: "When the run will be deleted (set when it ends)" }),
 });
-export type RunView = z.infer<typeof RunView>;
 
 export const RunList = z.object({
   runs: z.array(RunView),
@@ -418,6 +420,13 @@ export const ForkPreview = z
       description:
         "False when no worker has published the run's toolset: tools unsafe to repeat could not be named",
     }),
+    parentCancelled: z
+      .object({ seq: z.number().int(), reason: z.string().optional() })
+      .optional()
+      .meta({
+        description:
+          "The parent was cancelled at this seq: the fork does not inherit the cancel, it runs on live past it",
+      }),
   })
   .meta({ description: "What a fork does, computed as its worker will compute it" });
 
@@ -430,3 +439,25 @@ export const ForkedRun = z.object({
 });
 
 export const ForkDryRun = z.object({ dryRun: z.literal(true), preview: ForkPreview });
+
+// ---- the TypeScript types of the wire: requests as a client writes them (before defaults and
+// transforms), responses as the API sends them.
+
+export type StartRun = z.input<typeof CreateRunBody>;
+export type ScriptSource = StartRun["script"];
+/** The query of GET /v1/runs as a client passes it (`limit` travels as text and is coerced). */
+export type ListRunsFilter = Omit<z.input<typeof ListRunsQuery>, "limit"> & { limit?: number };
+export type ForkRequest = z.input<typeof ForkRunBody>;
+export type ErrorData = z.output<typeof ErrorData>;
+export type RunView = z.output<typeof RunView>;
+export type RunList = z.output<typeof RunList>;
+export type CreatedRun = z.output<typeof CreatedRun>;
+export type RepeatedRun = z.output<typeof RepeatedRun>;
+export type JournalPage = z.output<typeof JournalPage>;
+export type RunResult = z.output<typeof RunResult>;
+export type InboxAccepted = z.output<typeof InboxAccepted>;
+export type ErrorResponse = z.output<typeof ErrorResponse>;
+export type Root = z.output<typeof Root>;
+export type ForkPreview = z.output<typeof ForkPreview>;
+export type ForkedRun = z.output<typeof ForkedRun>;
+export type ForkDryRun = z.output<typeof ForkDryRun>;

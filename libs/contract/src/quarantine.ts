@@ -3,13 +3,13 @@
  * and rendered into the OpenAPI document like every other route's).
  */
 import { z } from "zod";
-import { ListRunsQuery, RUN_STATUSES, RunView } from "./schemas.js";
+import { ListRunsQuery, RUN_STATUSES, RunView, type ListRunsFilter } from "./runs.js";
 
 const isoDate = z.string().meta({ format: "date-time" });
 
 export const QuarantineListQuery = ListRunsQuery.pick({ limit: true, before: true });
 
-const EntryLabel = z.object({
+export const EntryLabel = z.object({
   kind: z.string(),
   label: z.string().meta({ description: "The entry in words, e.g. call charge({ cents: 1200 })" }),
   callsite: z.string().optional().meta({ description: "file:line:column in the script" }),
@@ -150,3 +150,15 @@ export const EpochView = z.object({
 });
 
 export const EpochList = z.object({ current: z.number().int(), epochs: z.array(EpochView) });
+
+export type EntryLabel = z.output<typeof EntryLabel>;
+export type PendingRequest = z.output<typeof PendingRequest>;
+export type QuarantineSummary = z.output<typeof QuarantineSummary>;
+export type QuarantineList = z.output<typeof QuarantineList>;
+export type QuarantineEvent = z.output<typeof QuarantineEvent>;
+export type QuarantineDetail = z.output<typeof QuarantineDetail>;
+export type QuarantineAction = z.output<typeof QuarantineAction>;
+export type EpochView = z.output<typeof EpochView>;
+export type EpochList = z.output<typeof EpochList>;
+/** The query of GET /v1/quarantine as a client passes it. */
+export type QuarantinePage = Omit<ListRunsFilter, "status">;

@@ -1,5 +1,5 @@
 /** The API tokens' requests and responses (GET/POST /v1/tokens, POST /v1/tokens/:id/revoke). */
-import { SCOPES } from "@rewind/store";
+import { SCOPES } from "@rewind/core";
 import { z } from "zod";
 
 export const Scope = z.enum(SCOPES).meta({
@@ -38,9 +38,13 @@ export const CreatedToken = TokenView.extend({
 });
 
 export const TokenIdParams = z.strictObject({
-  id: z
-    .string()
-    .regex(/^tok_[0-9a-f]{16}$/, {
-      error: "id must be tok_ and 16 hex digits (rewind token list)",
-    }),
+  id: z.string().regex(/^tok_[0-9a-f]{16}$/, {
+    error: "id must be tok_ and 16 hex digits (rewind token list)",
+  }),
 });
+
+// ---- the TypeScript types of the wire
+export type TokenView = z.output<typeof TokenView>;
+export type TokenList = z.output<typeof TokenList>;
+export type CreateToken = z.input<typeof CreateTokenBody>;
+export type CreatedToken = z.output<typeof CreatedToken>;

@@ -1,0 +1,9 @@
+/**
+ * The HTTP API's wire, in one place: the API validates with these schemas and renders its
+ * OpenAPI document from them, and the SDK's types are inferred from them, so the three agree.
+ */
+export * from "./runs.js";
+export * from "./quarantine.js";
+export * from "./replay.js";
+export * from "./epochs.js";
+export * from "./tokens.js";

@@ -1,0 +1,57 @@
+/** Requests and responses of the replay checks (one run, or a batch) and of a run's script. */
+import { z } from "zod";
+import { CreateRunBody, RunIdParams } from "./runs.js";
+
+export const ReplayBody = z.strictObject({
+  script: CreateRunBody.shape.script.optional().meta({
+    description: "A corrected script to check against the run's history (default: the run's own)",
+  }),
+});
+
+export const ReplayCheck = z.object({
+  matches: z.boolean(),
+  entries: z.number().int().optional(),
+  message: z.string().optional(),
+  divergence: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The most runs one batch may name: a CLI checking thousands sends several batches. */
+export const MAX_REPLAY_BATCH = 200;
+
+export const ReplayBatchBody = z.strictObject({
+  script: CreateRunBody.shape.script.optional().meta({
+    description:
+      "A corrected script to check against every run's history (default: each run's own)",
+  }),
+  runs: z
+    .array(RunIdParams.shape.id)
+    .min(1, { error: "runs names at least one run id" })
+    .max(MAX_REPLAY_BATCH, {
+      error: `runs names at most ${MAX_REPLAY_BATCH} run ids: send several batches`,
+    })
+    .meta({ description: "The runs to check (GET /v1/runs lists them)" }),
+});
+
+export const ReplayBatchCheck = ReplayCheck.extend({
+  runId: z.string(),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .optional()
+    .meta({ description: "Why the run could not be checked (e.g. NOT_FOUND)" }),
+});
+
+export const ReplayBatch = z.object({ checks: z.array(ReplayBatchCheck) });
+
+export const RunScript = z
+  .strictObject({
+    hash: z.string(),
+    entry: z.string(),
+    code: z.string(),
+    sourceMap: z.string(),
+  })
+  .meta({ description: "The compiled script a run executes, with its source map" });
+
+export type ReplayCheck = z.output<typeof ReplayCheck>;
+export type ReplayBatchCheck = z.output<typeof ReplayBatchCheck>;
+export type ReplayBatch = z.output<typeof ReplayBatch>;
+export type RunScript = z.output<typeof RunScript>;
