@@ -5,6 +5,8 @@ import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./e
 import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
 import * as quarantine from "./quarantine.js";
+import * as limits from "./limits.js";
+import type { NamespaceLimits } from "./limits.js";
 import * as tokens from "./tokens.js";
 import { DEFAULT_SCOPES, type TokenGrant, type TokenInfo } from "./tokens.js";
 import * as toolsets from "./toolsets.js";
@@ -91,6 +93,19 @@ export class SqlStore implements Store {
       this.tokens.set(hash, { grant, until: Date.now() + TOKEN_CACHE_MS });
     }
     return grant;
+  }
+
+  getLimits(namespace: string): Promise<NamespaceLimits> {
+    return limits.getLimits(this.sql, namespace);
+  }
+
+  async setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits> {
+    await this.ensureNamespace(namespace);
+    return limits.setLimits(this.sql, namespace, changes);
+  }
+
+  startLoad(namespace: string): Promise<{ inFlight: number; lastSecond: number }> {
+    return limits.startLoad(this.sql, namespace);
   }
 
   listTokens(namespace?: string): Promise<TokenInfo[]> {

@@ -38,9 +38,7 @@ export const CreatedToken = TokenView.extend({
 });
 
 export const TokenIdParams = z.strictObject({
-  id: z
-    .string()
-    .regex(/^tok_[0-9a-f]{16}$/, {
-      error: "id must be tok_ and 16 hex digits (rewind token list)",
-    }),
+  id: z.string().regex(/^tok_[0-9a-f]{16}$/, {
+    error: "id must be tok_ and 16 hex digits (rewind token list)",
+  }),
 });
