@@ -66,6 +66,14 @@ export interface TokenView {
   revokedAt: string | null;
 }
 
+/** A namespace's limits as the server answers them (GET /v1/limits). */
+export interface LimitsView {
+  namespace: string;
+  limits: Record<string, number>;
+  own: Record<string, number | null>;
+  defaults: Record<string, number>;
+}
+
 export class RewindApiError extends Error {
   override readonly name = "RewindApiError";
   constructor(
@@ -229,6 +237,14 @@ export class Rewind {
       this.request<TokenView & { token: string }>("POST", "/v1/tokens", options),
     revoke: (id: string) =>
       this.request<TokenView>("POST", `/v1/tokens/${encodeURIComponent(id)}/revoke`, {}),
+  };
+
+  /** The namespace's limits: those in force, its own settings (null: default), the defaults. */
+  readonly limits = {
+    get: () => this.request<LimitsView>("GET", "/v1/limits"),
+    /** Sets some (null: back to the default; needs `operate`); the others are kept. */
+    set: (changes: Record<string, number | null>) =>
+      this.request<LimitsView>("POST", "/v1/limits", changes),
   };
 
   /** The determinism epochs the server's build supports, with the live runs on each. */

@@ -19,6 +19,7 @@ export {
   type ForkPreview,
   type ReplayResult,
   type TokenView,
+  type LimitsView,
 } from "./client.js";
 export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";

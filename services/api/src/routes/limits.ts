@@ -1,4 +1,4 @@
-import { effectiveLimits, type LimitName } from "@rewind/core";
+import { effectiveLimits } from "@rewind/core";
 import type { NamespaceLimits } from "@rewind/store";
 import type { z } from "zod";
 import type { ApiContext } from "../context.js";
