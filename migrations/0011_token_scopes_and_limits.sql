@@ -21,3 +21,5 @@ CREATE TABLE rw_namespace_limits (
   timers             integer CHECK (timers > 0),
   updated_at         timestamptz NOT NULL DEFAULT now()
 );
+-- The starts of a namespace's last second, counted at each start (limit startsPerSecond).
+CREATE INDEX rw_runs_namespace_created ON rw_runs (namespace, created_at);

@@ -250,6 +250,18 @@ token
   .argument("<id>")
   .action(lazy(token$, "revokeCommand"));
 
+const limits$ = () => import("./commands/limits.js");
+const limits = program
+  .command("limits")
+  .description("the namespace's limits (runs in flight, starts/s, journal, output, timers)")
+  .option("--json", "print JSON")
+  .action(lazy(limits$, "showCommand"));
+limits
+  .command("set")
+  .description("set limits of the namespace: name=value… (value default: back to the default)")
+  .argument("<assignments...>")
+  .action(lazy(limits$, "setCommand"));
+
 program
   .command("quarantine-service")
   .description(
@@ -344,6 +356,7 @@ const CLIENT_COMMANDS = new Set([
   "quarantine",
   "epochs",
   "mcp",
+  "limits",
 ]);
 const clientHelp =
   "\nTalks to REWIND_URL (default http://localhost:7420) with REWIND_TOKEN (default: the token rewind dev saved in .rewind/token).";

@@ -7,3 +7,4 @@ export * from "./quarantine.js";
 export * from "./replay.js";
 export * from "./epochs.js";
 export * from "./tokens.js";
+export * from "./limits.js";

@@ -31,6 +31,8 @@ export const ERROR_TABLE = {
   LEASE_LOST: { retryable: true, runStatus: null, http: 409 },
   SANDBOX_ERROR: { retryable: false, runStatus: "failed", http: 500 },
   UNAVAILABLE: { retryable: true, runStatus: null, http: 503 },
+  /** A limit of the namespace (libs/core/src/limits.ts): a start refused, or the run failed. */
+  LIMIT_EXCEEDED: { retryable: false, runStatus: "failed", http: 429 },
 } as const satisfies Record<
   string,
   { retryable: boolean; runStatus: "failed" | "quarantined" | null; http: number }

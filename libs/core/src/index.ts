@@ -3,6 +3,15 @@ export { canonicalize, inCanonicalOrder, parseJson } from "./canonical-json.js";
 export { valueRef, valueRefOfCanonical, utf8Length, type ValueRef } from "./values.js";
 export { parseDuration, type Duration } from "./duration.js";
 export { newRunId, newSeed, isSeed, callIdOf } from "./ids.js";
+export {
+  LIMITS,
+  LIMIT_NAMES,
+  limitDefaults,
+  effectiveLimits,
+  limitExceeded,
+  type LimitName,
+  type Limits,
+} from "./limits.js";
 export { ERROR_TABLE, RewindError, isErrorCode, toErrorData, type ErrorCode } from "./errors.js";
 export {
   isCommandEntry,

@@ -3,7 +3,9 @@ import type {
   CreatedRun,
   CreatedToken,
   EpochCheckView,
+  LimitsView,
   MigrateEpoch,
+  SetLimits,
   TokenList,
   TokenView,
   EpochList,
@@ -222,6 +224,13 @@ export class Rewind {
     create: (options: CreateToken) => this.request<CreatedToken>("POST", "/v1/tokens", options),
     revoke: (id: string) =>
       this.request<TokenView>("POST", `/v1/tokens/${encodeURIComponent(id)}/revoke`, {}),
+  };
+
+  /** The namespace's limits: those in force, its own settings (null: default), the defaults. */
+  readonly limits = {
+    get: () => this.request<LimitsView>("GET", "/v1/limits"),
+    /** Sets some (null: back to the default; needs `operate`); the others are kept. */
+    set: (changes: SetLimits) => this.request<LimitsView>("POST", "/v1/limits", changes),
   };
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -35,6 +35,7 @@ export type {
   ForkRequest,
   ForkedRun,
   InboxAccepted,
+  LimitsView,
   ListRunsFilter,
   PendingRequest,
   PendingRequest as PendingQuarantineRequest,
@@ -54,6 +55,7 @@ export type {
   RunScript,
   RunView,
   ScriptSource,
+  SetLimits,
   StartRun,
   TokenView,
 } from "@rewind/contract";

@@ -28,6 +28,7 @@ export function lockDataDir(dir: string): () => void {
         `The embedded database in ${dir} is open in another process (pid ${owner}, most likely \`rewind dev\`), and two processes on one folder would lose writes or corrupt it. ` +
           `Stop that process and run this command again (for an API token: stop \`rewind dev\`, run \`rewind token create\`, start it again; \`rewind dev\` prints its own token at start-up), ` +
           `or, if no Rewind process uses ${dir}, delete ${file}`,
+        { lockedBy: owner },
       );
     }
     unlinkSync(file); // stale: its process is gone

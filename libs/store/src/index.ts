@@ -48,5 +48,6 @@ export { FolderBlobStore, type BlobStore } from "./blobs.js";
 export { S3BlobStore, type S3BlobStoreOptions } from "./s3-blobs.js";
 export { blobStoreFromUrl, parseBlobUrl, type BlobLocation } from "./blob-url.js";
 export { SqlStore } from "./sql-store.js";
+export type { NamespaceLimits } from "./limits.js";
 export type { SqlClient } from "./sql.js";
 export { databaseUnavailable } from "./unavailable.js";

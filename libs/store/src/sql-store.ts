@@ -7,6 +7,8 @@ import type { LeaseOptions } from "./leases.js";
 import * as projections from "./projections.js";
 import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
 import * as quarantine from "./quarantine.js";
+import * as limits from "./limits.js";
+import type { NamespaceLimits } from "./limits.js";
 import * as tokens from "./tokens.js";
 import type { TokenGrant, TokenInfo } from "./tokens.js";
 import * as runList from "./run-list.js";
@@ -96,6 +98,19 @@ export class SqlStore implements Store {
       this.tokens.set(hash, { grant, until: Date.now() + TOKEN_CACHE_MS });
     }
     return grant;
+  }
+
+  getLimits(namespace: string): Promise<NamespaceLimits> {
+    return limits.getLimits(this.sql, namespace);
+  }
+
+  async setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits> {
+    await this.ensureNamespace(namespace);
+    return limits.setLimits(this.sql, namespace, changes);
+  }
+
+  startLoad(namespace: string): Promise<{ inFlight: number; lastSecond: number }> {
+    return limits.startLoad(this.sql, namespace);
   }
 
   listTokens(namespace?: string): Promise<TokenInfo[]> {

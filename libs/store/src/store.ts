@@ -7,6 +7,7 @@ import type {
   QuarantinedRun,
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
+import type { NamespaceLimits } from "./limits.js";
 import type { TokenGrant, TokenInfo } from "./tokens.js";
 import type { LiveWorker } from "./workers.js";
 import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
@@ -194,6 +195,12 @@ export interface Store {
   authenticate(token: string): Promise<string | undefined>;
   /** What a token grants (namespace, label, scopes), or undefined for an unknown or revoked one. */
   grant(token: string): Promise<TokenGrant | undefined>;
+  /** The limits a namespace set for itself (null: the default of the enforcing process). */
+  getLimits(namespace: string): Promise<NamespaceLimits>;
+  /** Sets some of a namespace's limits (null: back to the default); answers them all. */
+  setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits>;
+  /** The namespace's open runs, and the runs it created in the last second. */
+  startLoad(namespace: string): Promise<{ inFlight: number; lastSecond: number }>;
   /** A namespace's tokens, revoked ones too (every namespace's without one): never a plaintext. */
   listTokens(namespace?: string): Promise<TokenInfo[]>;
   /** Revokes a token by its id, within `namespace` when given; NOT_FOUND for an unknown id. */

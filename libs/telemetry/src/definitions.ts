@@ -41,6 +41,14 @@ export const DEFINITIONS = {
     help: "Runs the API stored, by how: start (a new run) or fork (a corrected script over a parent's journal)",
     servedBy: API,
   },
+  limitsExceeded: {
+    name: "rewind_limits_exceeded_total",
+    type: "counter",
+    unit: "",
+    labels: ["limit"],
+    help: "Namespace limits hit, by limit: starts refused by the API (runsInFlight, startsPerSecond), runs failed by the executor (journalEntries, journalBytes, outputBytes, timers)",
+    servedBy: ["api", "worker"],
+  },
   runsEnded: {
     name: "rewind_executor_runs_ended_total",
     type: "counter",

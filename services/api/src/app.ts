@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import secureJson from "secure-json-parse";
-import { RewindError } from "@rewind/core";
+import { RewindError, limitDefaults, type Limits } from "@rewind/core";
 import { DASHBOARD_PATH, mountDashboard } from "@rewind/dashboard";
 import { newRunEpoch } from "@rewind/sandbox";
 import { ReplayProcess, type ReplayChecks } from "@rewind/executor";
@@ -27,6 +27,7 @@ import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/
 import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
+import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
 
 export interface ApiOptions {
   store: Store;
@@ -47,6 +48,11 @@ export interface ApiOptions {
    * sandbox's `maxValueBytes` (default 4 MiB). Larger ones are refused with 413 at submission.
    */
   maxValueBytes?: number;
+  /**
+   * Defaults of the namespace limits the API enforces (runs in flight, starts per second), for
+   * namespaces that set none of their own (default: REWIND_LIMIT_* or the built-in values).
+   */
+  limits?: Partial<Limits>;
   /** The largest request body, in bytes (default 8 MiB). */
   bodyLimit?: number;
   /** Where unexpected errors are reported (default: one line on stderr). */
@@ -56,6 +62,8 @@ export interface ApiOptions {
    * same process looks at once (across processes it polls).
    */
   onQuarantineRequest?: (runId: string) => void;
+  /** Called after a namespace's limits are set: an executor in the same process reads them anew. */
+  onLimitsChanged?: (namespace: string) => void;
   /**
    * Where replay checks and fork previews run (default: a child process with a pool of worker
    * threads, one per core, started on first use and closed with the API: a script that aborts
@@ -99,6 +107,8 @@ const ROUTES: readonly Route[] = [
   createToken,
   revokeToken,
   scrapeMetrics,
+  getLimitsRoute,
+  setLimitsRoute,
 ];
 
 /**
@@ -117,10 +127,12 @@ export function createApi(options: ApiOptions): FastifyInstance {
     version: options.version,
     epoch: options.epoch ?? newRunEpoch(),
     maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
+    limits: { ...limitDefaults(), ...options.limits },
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
     ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
+    ...(options.onLimitsChanged ? { onLimitsChanged: options.onLimitsChanged } : {}),
     ...(options.dashboard !== false ? { dashboard: DASHBOARD_PATH } : {}),
   };
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -131,6 +143,8 @@ export function createApi(options: ApiOptions): FastifyInstance {
       void reply.header("WWW-Authenticate", 'Bearer realm="rewind"');
     // A database restarting or an API shutting down: clients and proxies may retry shortly.
     if (status === 503) void reply.header("Retry-After", "2");
+    // A namespace over its starts per second may start again in a second.
+    if (status === 429) void reply.header("Retry-After", "1");
     return reply.code(status).type("application/json; charset=utf-8").send(body);
   };
   const app = Fastify({

@@ -1,3 +1,4 @@
+import type { Limits } from "@rewind/core";
 import type { ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { Doorbell } from "./doorbell.js";
@@ -15,6 +16,8 @@ export interface ApiContext {
   epoch: number;
   /** The largest value (an input, a signal's payload) a run can take, in bytes of JSON. */
   maxValueBytes: number;
+  /** The namespace limits' defaults in this process (a namespace's own settings override them). */
+  limits: Limits;
   /** How often a long-poll reads the store again when no change is announced. */
   pollMs: number;
   /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */
@@ -24,6 +27,8 @@ export interface ApiContext {
   dashboard?: string;
   /** An operator's quarantine request was stored: a quarantine service in this process may look. */
   onQuarantineRequest?: (runId: string) => void;
+  /** A namespace's limits were set: an executor in this process may read them anew. */
+  onLimitsChanged?: (namespace: string) => void;
 }
 
 export interface ApiLog {

@@ -103,6 +103,8 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     doorbell: { ring: (route) => queue.ring(route) },
     version: "0.1.0",
     onQuarantineRequest: () => quarantine.poke(),
+    // Limits set through this API hold for the next run this executor loads, not 5 s later.
+    onLimitsChanged: (namespace) => executor.forgetLimits(namespace),
   });
   await api.listen({ port: options.port ?? 7420, host: options.host ?? "127.0.0.1" });
   const address = api.server.address() as AddressInfo;

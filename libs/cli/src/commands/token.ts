@@ -17,9 +17,14 @@ type Where = { kind: "store"; store: Store } | { kind: "server"; reason: string 
 async function open(): Promise<Where> {
   const url = process.env.DATABASE_URL;
   try {
-    return { kind: "store", store: await openStore(url ? { databaseUrl: url } : {}) };
+    // The embedded folder is migrated as `rewind dev` would; a server's schema is `rewind migrate`'s.
+    return {
+      kind: "store",
+      store: await openStore(url ? { databaseUrl: url } : { migrate: true }),
+    };
   } catch (error) {
-    if (url || !(error instanceof RewindError) || error.code !== "CONFLICT") throw error;
+    // Only the embedded folder held by another process sends them to its API.
+    if (url || !(error instanceof RewindError) || error.details.lockedBy === undefined) throw error;
     return { kind: "server", reason: error.message };
   }
 }

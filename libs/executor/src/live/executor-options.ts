@@ -1,4 +1,4 @@
-import type { OutputEntry, Toolset } from "@rewind/core";
+import type { Limits, OutputEntry, Toolset } from "@rewind/core";
 import type { ScriptSandbox } from "@rewind/sandbox";
 import type { RunStatus, Store } from "@rewind/store";
 
@@ -18,6 +18,11 @@ export interface ExecutorOptions {
    */
   maxHotBytes?: number;
   maxValueBytes?: number;
+  /**
+   * Defaults of the limits that hold inside a run (journal entries and bytes, output bytes,
+   * timers) for namespaces that set none of their own (default: REWIND_LIMIT_* or built-in).
+   */
+  limits?: Partial<Limits>;
   /**
    * How many times in a row a run may be loaded cold without journaling progress (each time, its
    * process died under it: a heap blow-up aborts the process) before it is failed. Default 5.

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   RewindError,
+  limitDefaults,
+  type LimitName,
   type CallEntry,
   type ErrorData,
   type JournalEntry,
@@ -30,6 +32,7 @@ import {
 import type { ExecutorOptions, FaultPoint } from "./executor-options.js";
 import { HotRun, outcomeEvent } from "./hot-run.js";
 import { HotRuns } from "./hot-runs.js";
+import { NamespaceLimitsCache, RunUsage } from "./run-limits.js";
 import { armUntil } from "./long-timer.js";
 
 class Crashed extends Error {}
@@ -66,6 +69,7 @@ export class Executor {
    */
   private readonly owedCalls = new Map<string, Set<number>>();
   private readonly committer: GroupCommitter;
+  private readonly limits: NamespaceLimitsCache;
   private readonly leaseTtlMs: number;
   private readonly now: () => number;
   private renewal: NodeJS.Timeout | undefined;
@@ -80,6 +84,10 @@ export class Executor {
 
   constructor(private readonly options: ExecutorOptions) {
     this.committer = new GroupCommitter(options.store);
+    this.limits = new NamespaceLimitsCache(options.store, {
+      ...limitDefaults(),
+      ...options.limits,
+    });
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
     this.maxValueBytes = options.maxValueBytes ?? options.sandbox.options.maxValueBytes;
     this.epochs = options.epochs ?? epochSupport({ maxValueBytes: this.maxValueBytes }).epochs;
@@ -350,6 +358,7 @@ export class Executor {
       ...(scheduleToStartMs !== undefined ? { scheduleToStartMs } : {}),
     };
     run.storedStatus = record.status;
+    await this.bindLimits(run, started.namespace, journal);
     run.loadedInbox = inbox;
     this.hot.set(runId, run);
     metrics.hotRuns.set(this.hot.size);
@@ -404,6 +413,7 @@ export class Executor {
     const boundary = forked.reused + 1;
     const run = new HotRun(started.runId, record.toolset, forked.engine, instance, lease, 1);
     run.storedStatus = record.status;
+    await this.bindLimits(run, started.namespace, [started]);
     this.hot.set(started.runId, run);
     metrics.hotRuns.set(this.hot.size);
     const reused = forked.entries.filter((e) => e.seq <= boundary);
@@ -479,6 +489,9 @@ export class Executor {
       throw error;
     }
     if (entries.length === 0 && run.status === run.storedStatus) return true;
+    // The namespace's limits hold here, where the journal is appended, not in the guest.
+    const over = run.usage.exceeded(entries, run.limits, run.namespace);
+    if (over !== undefined) return this.failOverLimit(run, over.name, over.error);
     this.fault("produced", run);
     const status = more ? (run.storedStatus ?? run.status) : run.status;
     const append: RunAppend = {
@@ -511,6 +524,7 @@ export class Executor {
     }
     if (append.activation !== undefined) run.activation = undefined;
     if (append.releaseLease === true) run.leaseReleased = true;
+    run.usage.add(entries);
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the next lease starts the count again
     run.storedStatus = append.status;
@@ -726,6 +740,52 @@ export class Executor {
     metrics.runsEnded.inc({ status: "failed" });
     this.options.onEnded?.(lease.runId, "failed");
     return undefined;
+  }
+
+  /** A namespace's limits changed (set through an API in this process): read them at next load. */
+  forgetLimits(namespace: string): void {
+    this.limits.forget(namespace);
+  }
+
+  private async bindLimits(
+    run: HotRun,
+    namespace: string,
+    journal: readonly JournalEntry[],
+  ): Promise<void> {
+    run.namespace = namespace;
+    run.usage = RunUsage.of(journal);
+    run.limits = await this.limits.of(namespace);
+  }
+
+  /**
+   * A run past a limit of its namespace (entries, bytes, output, timers) is failed with the
+   * limit's error, instead of journaling what went past it: its hot copy is dropped, and what it
+   * had emitted in that step never takes effect.
+   */
+  private async failOverLimit(run: HotRun, limit: LimitName, error: RewindError): Promise<false> {
+    countLater(() => metrics.limitsExceeded.inc({ limit }));
+    this.drop(run);
+    const verdict = {
+      seq: run.committedSeq + 1,
+      kind: "run.failed",
+      at: this.now(),
+      error: error.toData(),
+    } as JournalEntry;
+    const outcome = await this.committer.append({
+      lease: run.lease,
+      afterSeq: run.committedSeq,
+      entries: [verdict],
+      status: "failed",
+      releaseLease: true,
+    });
+    if (outcome !== "ok") return false; // another owner has it now: it meets the limit there
+    metrics.entries.inc({ kind: verdict.kind });
+    this.remember(run.runId);
+    metrics.runsEnded.inc({ status: "failed" });
+    metrics.hotRuns.set(this.hot.size);
+    this.options.onCommitted?.(run.runId, "failed");
+    this.options.onEnded?.(run.runId, "failed");
+    return false;
   }
 
   private remember(runId: string): void {

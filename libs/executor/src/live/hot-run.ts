@@ -1,7 +1,14 @@
-import type { CallEntry, ErrorData, Json } from "@rewind/core";
+import {
+  limitDefaults,
+  type CallEntry,
+  type ErrorData,
+  type Json,
+  type Limits,
+} from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
 import type { ScriptHandle } from "@rewind/sandbox";
 import type { ActivationRecord, InboxItem, Lease, RunStatus } from "@rewind/store";
+import { RunUsage } from "./run-limits.js";
 
 /** A run whose sandbox is alive in this process: its next event needs no replay. */
 export class HotRun {
@@ -32,6 +39,11 @@ export class HotRun {
   activation: ActivationRecord | undefined;
   /** The copy that replaced this one when it was rebuilt in this process (see Executor.rebuild). */
   successor: HotRun | undefined;
+  /** What its journal holds so far, against its namespace's limits (counted at each commit). */
+  usage = new RunUsage();
+  /** Its namespace's limits, as read when it was loaded. */
+  limits: Limits = limitDefaults({});
+  namespace = "";
 
   constructor(
     readonly runId: string,

@@ -2,6 +2,7 @@ import { newRunId, type RunStartedEntry } from "@rewind/core";
 import type { z } from "zod";
 import { ring } from "../doorbell.js";
 import { defineRoute } from "../route.js";
+import { checkStartLimits } from "../limits.js";
 import { findRun } from "../run-view.js";
 import { notFound } from "../errors.js";
 import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "@rewind/contract";
@@ -28,7 +29,7 @@ export const forkRun = defineRoute({
       headers: { Location: "The fork's URL" },
     },
   },
-  errors: [401, 404, 413, 422, 503],
+  errors: [401, 404, 413, 422, 429, 503],
   async handle({ params, body, namespace, reply }, ctx) {
     const parent = await findRun(ctx.store, namespace, params.id);
     const parentJournal = await ctx.store.readJournal(parent.id);
@@ -58,6 +59,7 @@ export const forkRun = defineRoute({
       void reply.code(200);
       return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;
     }
+    await checkStartLimits(ctx, namespace);
     await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
     await ring(ctx, { runId: started.runId, epoch: started.epoch, leases: 0 });
     void reply.code(201).header("Location", `/v1/runs/${started.runId}`);

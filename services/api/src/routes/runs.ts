@@ -18,6 +18,7 @@ import { ring } from "../doorbell.js";
 import { invalidInput } from "../errors.js";
 import { checkScript, checkValue } from "../submission.js";
 import { defineRoute } from "../route.js";
+import { checkStartLimits } from "../limits.js";
 import { findRun, toRunView } from "../run-view.js";
 import {
   CreateRunBody,
@@ -55,11 +56,12 @@ export const createRun = defineRoute({
       headers: { Location: "The run's URL" },
     },
   },
-  errors: [401, 409, 413, 422, 503],
+  errors: [401, 409, 413, 422, 429, 503],
   async handle({ body, namespace, request, reply }, ctx) {
     const received = hopClock();
     checkValue(body.input, "body.input", ctx.maxValueBytes);
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
+    await checkStartLimits(ctx, namespace);
     const scriptHash = await storeScript(body.script, namespace, ctx);
     const input = canonicalInput(body.input);
     const runId = newRunId();
