@@ -55,6 +55,7 @@ export class Jaeger {
       level: none
     logs:
       level: info
+      encoding: console
 extensions:
   jaeger_query:
     storage:
