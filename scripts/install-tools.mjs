@@ -5,6 +5,7 @@
 // nothing. Their code is never part of the repository.
 //
 //   node scripts/install-tools.mjs          install what is missing, print where
+//   node scripts/install-tools.mjs --traces also Jaeger, the traces test's backend (a long build)
 //   node scripts/install-tools.mjs --check  exit 1 saying what to run when something is missing
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -32,12 +33,15 @@ export function toolPaths() {
   };
 }
 
-/** What is missing, each with the command that installs it. */
-export function missingTools() {
+/**
+ * What is missing, each with the command that installs it: the chart's tools, and with
+ * `{ jaeger: true }` the traces test's backend too.
+ */
+export function missingTools(options = {}) {
   const paths = toolPaths();
   const missing = [];
   for (const name of Object.keys(pins.goPrograms)) if (!existsSync(paths[name])) missing.push(name);
-  if (!existsSync(paths.jaeger)) missing.push("jaeger");
+  if (options.jaeger === true && !existsSync(paths.jaeger)) missing.push("jaeger");
   if (!existsSync(path.join(paths.schemas, "complete"))) missing.push("Kubernetes schemas");
   return missing;
 }
@@ -69,7 +73,10 @@ function install() {
     go(["install", program], { GOBIN: gobin, GOFLAGS: "-mod=mod" });
     console.log(`  ${name} built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
-  for (const [name, program] of Object.entries(pins.goTools)) {
+  // Jaeger (the traces test's backend) is a long build (tens of minutes on two cores): only
+  // with --traces, until CI has it cached.
+  const goTools = process.argv.includes("--traces") ? Object.entries(pins.goTools) : [];
+  for (const [name, program] of goTools) {
     if (name === "comment" || existsSync(paths[name])) continue;
     const started = Date.now();
     console.log(`installing ${program} (several minutes the first time)`);
@@ -111,7 +118,7 @@ function install() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.includes("--check")) {
-    const missing = missingTools();
+    const missing = missingTools({ jaeger: process.argv.includes("--traces") });
     if (missing.length > 0) {
       console.error(
         `✗ Missing test tools: ${missing.join(", ")}. Run \`node scripts/install-tools.mjs\` (it builds them with Go).`,

@@ -85,7 +85,10 @@ export class Projector {
     const below = await store.ensureProjectionCursor(sink.name);
     const window = await store.projectionWindow(below, this.options.windowSize ?? 200);
     const progress = this.progress.get(sink.name)!;
-    if (window.nextBelow === below) {
+    // Nothing committed since (the horizon may still have moved: any transaction takes an xid,
+    // this projector's own cursor updates too). The cursor stays: moving it would write a row,
+    // and take an xid, at every poll.
+    if (window.rows.length === 0 && window.activations.length === 0) {
       progress.caughtUpAt = Date.now();
       return false;
     }

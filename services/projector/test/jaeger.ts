@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-// @ts-expect-error: a plain .mjs script of the repository, without types
+// @ts-expect-error: a plain ES module of the repository's scripts, without types
 import { toolPaths } from "../../../scripts/install-tools.mjs";
 import { freePort, until } from "../../worker/test/cluster-harness.js";
 
@@ -55,6 +55,7 @@ export class Jaeger {
       level: none
     logs:
       level: info
+      encoding: console
 extensions:
   jaeger_query:
     storage:

@@ -1,0 +1,151 @@
+/**
+ * The projector against a real Postgres: a window is delivered before its cursor moves (a sink
+ * that fails gets the same window again), and the spans a backfill makes are the bytes the first
+ * delivery sent, as the OTLP protobuf serializer puts them on the wire.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ExportResultCode } from "@opentelemetry/core";
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JournalEntry, RunStartedEntry } from "@rewind/core";
+import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "@rewind/store";
+import { createTestDatabase } from "@rewind/store/testing";
+import {
+  OtelSink,
+  Projector,
+  backfill,
+  spanIdOf,
+  type Sink,
+  type SinkBatch,
+} from "../src/index.js";
+
+/** Keeps each span as the bytes OTLP/protobuf sends for it alone. */
+class WireCapture implements SpanExporter {
+  readonly sent: { spanId: string; bytes: string }[] = [];
+  export(spans: ReadableSpan[], done: (result: { code: ExportResultCode }) => void): void {
+    for (const span of spans)
+      this.sent.push({
+        spanId: span.spanContext().spanId,
+        bytes: Buffer.from(ProtobufTraceSerializer.serializeRequest([span])!).toString("base64"),
+      });
+    done({ code: ExportResultCode.SUCCESS });
+  }
+  async shutdown(): Promise<void> {}
+}
+
+/** Fails its first delivery, then keeps what it is given. */
+class FlakySink implements Sink {
+  readonly name = "flaky";
+  readonly batches: SinkBatch[] = [];
+  private failed = false;
+  async deliver(batch: SinkBatch): Promise<number> {
+    if (!this.failed) {
+      this.failed = true;
+      throw new Error("the far side is down");
+    }
+    this.batches.push(batch);
+    return batch.runs.length;
+  }
+  async close(): Promise<void> {}
+}
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let store: SqlStore;
+let blobDir: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase("rewind_projector");
+  const sql = await openSqlClient({ databaseUrl: database.url });
+  await migrate(sql);
+  blobDir = mkdtempSync(path.join(tmpdir(), "rewind-blobs-"));
+  store = new SqlStore(sql, new FolderBlobStore(blobDir));
+  await store.putScript("default", { hash: "sha256:s", entry: "s.ts", code: "x", sourceMap: "{}" });
+});
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+  if (blobDir) rmSync(blobDir, { recursive: true, force: true });
+});
+
+async function finishedRun(runId: string) {
+  const started: RunStartedEntry = {
+    seq: 1,
+    kind: "run.started",
+    at: 1_000,
+    runId,
+    scriptHash: "sha256:s",
+    input: {},
+    seed: "ab".repeat(32),
+    epoch: 1,
+    toolset: "shop",
+    namespace: "default",
+  };
+  await store.createRun({ started, ttlMs: 60_000 });
+  const lease = (await store.acquireLease(runId, "owner", 30_000))!;
+  const entries: JournalEntry[][] = [
+    [{ seq: 2, kind: "call", at: 1, callsite: "s.ts:2:3", name: "charge", args: {}, callId: "c" }],
+    [
+      { seq: 3, kind: "call.result", at: 2, callSeq: 2, result: 1 },
+      { seq: 4, kind: "run.completed", at: 2, callsite: "s.ts:3:3", result: "ok" },
+    ],
+  ];
+  let afterSeq = 1;
+  for (const step of entries) {
+    const outcome = await store.commit([
+      {
+        lease,
+        afterSeq,
+        entries: step,
+        status: step.at(-1)!.kind === "run.completed" ? "completed" : "running",
+        ...(afterSeq === 1
+          ? {
+              activation: { kind: "cold" as const, replayed: 1, attempt: 1, startedAt: Date.now() },
+            }
+          : {}),
+      },
+    ]);
+    expect(outcome).toEqual(["ok"]);
+    afterSeq = step.at(-1)!.seq;
+  }
+}
+
+describe("the projector", () => {
+  it("sends a window again when its sink failed, and moves the cursor only after", async () => {
+    await finishedRun("run_p1");
+    const flaky = new FlakySink();
+    const projector = new Projector({ store, sinks: [flaky] });
+    await expect(projector.step(flaky)).rejects.toThrow("the far side is down");
+    expect((await store.projectionCursors()).find((c) => c.sink === "flaky")!.below).toBe(0n);
+    while (await projector.step(flaky));
+    const seqs = flaky.batches.flatMap((b) =>
+      b.runs.flatMap((r) => r.seqs.map((s) => `${r.view.projected.runId}:${s}`)),
+    );
+    expect(seqs.sort()).toEqual(["run_p1:1", "run_p1:2", "run_p1:3", "run_p1:4"]);
+    const cursor = (await store.projectionCursors()).find((c) => c.sink === "flaky")!;
+    expect(cursor.pendingRows).toBe(0);
+    expect(cursor.below).toBeGreaterThan(0n);
+  });
+
+  it("makes the same bytes for a span in a backfill as in its first delivery", async () => {
+    await finishedRun("run_p2");
+    const first = new WireCapture();
+    const sink = new OtelSink({ exporter: first, env: {} });
+    const projector = new Projector({ store, sinks: [sink] });
+    while (await projector.step(sink));
+    const mine = first.sent.filter((s) =>
+      [spanIdOf("run_p2", "run", 0), spanIdOf("run_p2", "call", 2)].includes(s.spanId),
+    );
+    expect(mine).toHaveLength(2);
+    const again = new WireCapture();
+    const result = await backfill(store, new OtelSink({ exporter: again, env: {} }), {
+      runIds: ["run_p2"],
+    });
+    // run.started, the cold activation, the call and the run.
+    expect(result).toEqual({ runs: 1, delivered: 4 });
+    const byId = new Map(first.sent.map((s) => [s.spanId, s.bytes]));
+    for (const span of again.sent) expect(span.bytes).toBe(byId.get(span.spanId));
+  });
+});
