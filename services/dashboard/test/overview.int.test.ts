@@ -317,7 +317,17 @@ it("fits the Overview in a narrow screen: the epochs table scrolls in its box, n
     page: document.documentElement.scrollWidth,
     screen: window.innerWidth,
     table: document.getElementById("epochs")!.scrollWidth,
+    // What sticks out of the screen, if anything: the elements outside .table-scroll boxes.
+    wider: [...document.querySelectorAll("body *")]
+      .filter(
+        (e) =>
+          e.closest(".table-scroll") === null &&
+          e.getBoundingClientRect().right > window.innerWidth,
+      )
+      .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`)
+      .slice(0, 5),
   }));
+  expect(widths.wider).toEqual([]);
   expect(widths.page).toBeLessThanOrEqual(widths.screen);
   expect(widths.table).toBeGreaterThan(widths.screen - 40); // the table itself is wider
   await page.close();

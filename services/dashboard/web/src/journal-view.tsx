@@ -45,6 +45,12 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
       {entry.kind === "output" && <pre class="value">{entry.text}</pre>}
       {entry.kind === "run.completed" && <ValueView value={entry.result} label="the result" />}
       {entry.kind === "run.failed" && <pre class="value error">{entry.error.message}</pre>}
+      {entry.kind === "call.result" && <ValueView value={entry.result} label="the result" />}
+      {entry.kind === "call.error" && (
+        <pre class="value error">
+          {entry.error.name}: {entry.error.message}
+        </pre>
+      )}
       {answer?.kind === "call.result" && (
         <>
           <h5>result (#{answer.seq})</h5>
