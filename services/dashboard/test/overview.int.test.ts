@@ -63,7 +63,7 @@ beforeAll(async () => {
   await platform.store.putScript("default", script);
   scriptHash = script.hash;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();

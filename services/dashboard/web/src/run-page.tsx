@@ -198,7 +198,7 @@ function RunHeader(props: {
           <div>
             <h3>Error</h3>
             {/* The stack (source-mapped by the worker) opens with the message: shown once. */}
-            <pre class="value error">
+            <pre tabIndex={0} class="value error">
               {run.error.stack ?? `${run.error.name}: ${run.error.message}`}
               {run.error.code ? `\n(${run.error.code})` : ""}
             </pre>
