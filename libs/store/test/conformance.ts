@@ -659,6 +659,8 @@ export function conformance(name: string, backend: Backend): void {
       });
       expect(loaded.record).toEqual({
         ...(await store.getRun(entry.runId)),
+        // The script's file name is for people (getRun, listRuns): a worker's load skips the join.
+        script: undefined,
         updatedAt: expect.any(Date),
       });
       expect(JSON.stringify(loaded.journal)).toBe(

@@ -98,6 +98,7 @@ describe("GET /v1/runs and /v1/runs/:id", () => {
       status: "queued",
       namespace: "acme",
       scriptHash: sha(SCRIPT.code),
+      script: "hello.ts",
       toolset: "default",
       epoch: 1,
       lastSeq: 1,

@@ -178,3 +178,26 @@ it("executes nothing of a run full of hostile payloads, and cuts its huge value"
   expect(await page.evaluate(() => (window as { pwned?: unknown }).pwned)).toBeUndefined();
   await page.close();
 });
+
+it("previews a fork of the failed run, then forks it from the keyboard alone", async () => {
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate((id) => (location.hash = `#/runs/${id}`), hostileRun);
+  const preview = page.getByRole("button", { name: "Preview fork" });
+  await preview.focus();
+  await page.keyboard.press("Enter");
+  const region = page.getByRole("region", { name: "Fork preview" });
+  await region.waitFor();
+  expect(await region.textContent()).toMatch(/Reuses \d+ entries/);
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: path.join(shots, "run-fork-preview.png"), fullPage: true });
+  await region.getByRole("button", { name: "Fork" }).focus();
+  await page.keyboard.press("Enter");
+  // The fork's own page, naming its parent.
+  await expect.poll(() => page.url(), { timeout: 20_000 }).not.toContain(hostileRun);
+  const fork = decodeURIComponent(page.url().split("#/runs/")[1]!);
+  await page.getByRole("link", { name: hostileRun }).waitFor();
+  expect((await api.runs.get(fork)).parent?.runId).toBe(hostileRun);
+  expect(page.problems).toEqual([]);
+  await page.close();
+});

@@ -42,9 +42,23 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
       </dl>
       {entry.kind === "call" && <ValueView value={entry.args} label="the arguments" />}
       {entry.kind === "signal" && <ValueView value={entry.payload} label="the payload" />}
-      {entry.kind === "output" && <pre class="value">{entry.text}</pre>}
+      {entry.kind === "output" && (
+        <pre tabIndex={0} class="value">
+          {entry.text}
+        </pre>
+      )}
       {entry.kind === "run.completed" && <ValueView value={entry.result} label="the result" />}
-      {entry.kind === "run.failed" && <pre class="value error">{entry.error.message}</pre>}
+      {entry.kind === "run.failed" && (
+        <pre tabIndex={0} class="value error">
+          {entry.error.message}
+        </pre>
+      )}
+      {entry.kind === "call.result" && <ValueView value={entry.result} label="the result" />}
+      {entry.kind === "call.error" && (
+        <pre tabIndex={0} class="value error">
+          {entry.error.name}: {entry.error.message}
+        </pre>
+      )}
       {answer?.kind === "call.result" && (
         <>
           <h5>result (#{answer.seq})</h5>
@@ -54,7 +68,7 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
       {answer?.kind === "call.error" && (
         <>
           <h5>error (#{answer.seq})</h5>
-          <pre class="value error">
+          <pre tabIndex={0} class="value error">
             {answer.error.name}: {answer.error.message}
           </pre>
         </>

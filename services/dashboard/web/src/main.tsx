@@ -48,7 +48,8 @@ function App() {
             </a>
           </nav>
         )}
-        <span id="updated" class="muted"></span>
+        {/* The Overview says here when it last refreshed; the other pages refresh in place. */}
+        <span id="updated" class="muted" hidden={page !== "overview"}></span>
         {api !== undefined && (
           <button id="forget" type="button" onClick={() => refused("")}>
             Forget token

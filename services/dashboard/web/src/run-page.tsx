@@ -197,10 +197,10 @@ function RunHeader(props: {
         {run.error !== undefined && (
           <div>
             <h3>Error</h3>
-            <pre class="value error">
-              {run.error.name}: {run.error.message}
-              {run.error.code ? ` (${run.error.code})` : ""}
-              {run.error.stack ? `\n${run.error.stack}` : ""}
+            {/* The stack (source-mapped by the worker) opens with the message: shown once. */}
+            <pre tabIndex={0} class="value error">
+              {run.error.stack ?? `${run.error.name}: ${run.error.message}`}
+              {run.error.code ? `\n(${run.error.code})` : ""}
             </pre>
           </div>
         )}

@@ -106,57 +106,73 @@ export function RunsPage({
           </a>
         ))}
       </nav>
+      {/* Uncontrolled fields (a refresh never rewrites what is being typed), remade when the
+          filters in the address change. */}
       <form class="filters" onSubmit={apply} aria-label="Filter runs" key={key}>
         <label>
           Status
-          <select name="status" value={filters.get("status") ?? ""}>
+          <select name="status">
             <option value="">any</option>
             {STATUSES.map((status) => (
-              <option key={status} value={status}>
+              <option key={status} value={status} selected={filters.get("status") === status}>
                 {status}
               </option>
             ))}
           </select>
         </label>
         <label>
-          Script <input name="script" value={filters.get("script") ?? ""} placeholder="order.ts" />
+          Script{" "}
+          <input name="script" defaultValue={filters.get("script") ?? ""} placeholder="order.ts" />
         </label>
         <label>
-          Toolset <input name="toolset" value={filters.get("toolset") ?? ""} />
+          Toolset <input name="toolset" defaultValue={filters.get("toolset") ?? ""} />
         </label>
         <label>
-          Epoch <input name="epoch" type="number" min={1} value={filters.get("epoch") ?? ""} />
+          Epoch{" "}
+          <input name="epoch" type="number" min={1} defaultValue={filters.get("epoch") ?? ""} />
         </label>
         <label>
           Created from{" "}
           <input
             name="createdFrom"
             type="datetime-local"
-            value={filters.get("createdFrom") ?? ""}
+            defaultValue={filters.get("createdFrom") ?? ""}
           />
         </label>
         <label>
-          to <input name="createdTo" type="datetime-local" value={filters.get("createdTo") ?? ""} />
+          to{" "}
+          <input
+            name="createdTo"
+            type="datetime-local"
+            defaultValue={filters.get("createdTo") ?? ""}
+          />
         </label>
         <label>
           Forks
-          <select name="fork" value={filters.get("fork") ?? ""}>
+          <select name="fork">
             <option value="">all runs</option>
-            <option value="true">only forks</option>
-            <option value="false">no forks</option>
+            <option value="true" selected={filters.get("fork") === "true"}>
+              only forks
+            </option>
+            <option value="false" selected={filters.get("fork") === "false"}>
+              no forks
+            </option>
           </select>
         </label>
         <label>
-          Forks of <input name="parent" value={filters.get("parent") ?? ""} placeholder="run id" />
+          Forks of{" "}
+          <input name="parent" defaultValue={filters.get("parent") ?? ""} placeholder="run id" />
         </label>
         <label>
-          Text in id or error <input name="q" type="search" value={filters.get("q") ?? ""} />
+          Text in id or error <input name="q" type="search" defaultValue={filters.get("q") ?? ""} />
         </label>
         <label>
           Order
-          <select name="order" value={filters.get("order") ?? "newest"}>
+          <select name="order">
             <option value="newest">newest first</option>
-            <option value="oldest">oldest first</option>
+            <option value="oldest" selected={oldest}>
+              oldest first
+            </option>
           </select>
         </label>
         <button type="submit">Filter</button>

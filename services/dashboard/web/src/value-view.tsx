@@ -12,10 +12,17 @@ const SHOWN_AT_ONCE = 2_000;
 export function ValueView({ value, label }: { value: Json | undefined; label: string }) {
   const [open, setOpen] = useState(false);
   const text = showValue(value);
-  if (text.length <= SHOWN_AT_ONCE) return <pre class="value">{text}</pre>;
+  if (text.length <= SHOWN_AT_ONCE)
+    return (
+      <pre tabIndex={0} class="value">
+        {text}
+      </pre>
+    );
   return (
     <div class="value-large">
-      <pre class="value">{open ? text : `${text.slice(0, SHOWN_AT_ONCE)}…`}</pre>
+      <pre tabIndex={0} class="value">
+        {open ? text : `${text.slice(0, SHOWN_AT_ONCE)}…`}
+      </pre>
       <button type="button" onClick={() => setOpen(!open)} aria-expanded={open}>
         {open
           ? `Cut ${label}`
