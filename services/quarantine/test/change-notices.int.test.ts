@@ -23,7 +23,7 @@ export default async function main() {
 
 let cluster: Cluster;
 let api: Api;
-const post = async (url: string, payload?: unknown) =>
+const post = async (url: string, payload?: object) =>
   api.app.inject({
     method: "POST",
     url,

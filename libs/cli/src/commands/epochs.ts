@@ -36,7 +36,7 @@ export async function epochsCommand(options: { json?: boolean }): Promise<number
   for (const e of epochs)
     if ((e.liveWorkers ?? []).length > 0)
       process.stdout.write(
-        `${dim(`epoch ${e.epoch} runs on`)} ${e.liveWorkers!.map((w) => w.owner).join(", ")}\n`,
+        `${dim(`epoch ${e.epoch} runs on`)} ${e.liveWorkers.map((w) => w.owner).join(", ")}\n`,
       );
   for (const e of epochs)
     if (e.waiting > 0)

@@ -46,6 +46,11 @@ async function runToEnd(source: string) {
   throw new Error(`run ${id} did not end`);
 }
 
+/** An error answer of the API. */
+interface ErrorBody {
+  error: { code?: string; message: string };
+}
+
 function expectLimit(
   error: { code?: string; message: string } | undefined,
   name: string,
@@ -118,7 +123,7 @@ describe("limits on starts refuse them with 429", () => {
       body: JSON.stringify({ script: waits, input: {} }),
     });
     expect(refused.status).toBe(429);
-    expectLimit((await refused.json()).error, "runsInFlight", 2);
+    expectLimit(((await refused.json()) as ErrorBody).error, "runsInFlight", 2);
     for (const id of open) await h.api.runs.cancel(id);
     for (const id of open)
       for (let i = 0; i < 10 && (await h.api.runs.result(id, "20s")).status !== "cancelled"; i++);
@@ -133,12 +138,12 @@ describe("limits on starts refuse them with 429", () => {
         headers: { ...h.auth, "content-type": "application/json" },
         body: JSON.stringify({ script: h.honest, input: { n: i } }),
       });
-      if (response.status === 201) h.runs.add((await response.json()).id);
+      if (response.status === 201) h.runs.add(((await response.json()) as { id: string }).id);
       else refused = response;
     }
     expect(refused?.status).toBe(429);
     expect(refused?.headers.get("retry-after")).toBe("1");
-    expectLimit((await refused!.json()).error, "startsPerSecond", 1);
+    expectLimit(((await refused!.json()) as ErrorBody).error, "startsPerSecond", 1);
   });
 
   it("a limit is validated at the door, naming the field", async () => {
@@ -148,6 +153,6 @@ describe("limits on starts refuse them with 429", () => {
       body: JSON.stringify({ timers: -1 }),
     });
     expect(response.status).toBe(422);
-    expect((await response.json()).error.message).toContain("timers");
+    expect(((await response.json()) as ErrorBody).error.message).toContain("timers");
   });
 });
