@@ -50,20 +50,28 @@ it("this runtime serves an epoch", () => {
   expect(here.length).toBeGreaterThan(0);
 });
 
+/** An epoch's recorded cases: its corpus folder's and its addenda's (corpus/README.md), by folder. */
+function casesOf(epoch: number): { dir: string; name: string }[] {
+  return [`${CORPUS}epoch-${epoch}`, `${CORPUS}epoch-${epoch}-addenda`]
+    .filter((dir) => existsSync(`${dir}/manifest.json`))
+    .flatMap((dir) =>
+      (
+        JSON.parse(readFileSync(`${dir}/manifest.json`, "utf8")) as { cases: { name: string }[] }
+      ).cases.map(({ name }) => ({ dir, name })),
+    );
+}
+
 for (const to of here)
   for (const from of corpora.filter((epoch) => epoch < to)) {
-    const dir = `${CORPUS}epoch-${from}`;
-    const manifest = JSON.parse(readFileSync(`${dir}/manifest.json`, "utf8")) as {
-      cases: { name: string }[];
-    };
     describe(`epoch ${from}'s corpus on epoch ${to}'s runtime (Node ${process.versions.node})`, () => {
-      for (const { name } of manifest.cases)
+      for (const { dir, name } of casesOf(from))
         it(`${name}: the verdict is the table's`, async () => {
           const script = JSON.parse(
             readFileSync(`${dir}/${name}.script.json`, "utf8"),
           ) as CompiledScript;
           const journal = parseJournalFile(readFileSync(`${dir}/${name}.jsonl`, "utf8"), name);
-          const check = await checkReplay(sandbox, script, journal);
+          // As `rewind epochs migrate` checks a run: on the target epoch's guest runtime.
+          const check = await checkReplay(sandbox, script, journal, to);
           const verdict = check.matches ? "match" : `diverges at seq ${check.divergence.seq}`;
           const column = ((table.verdicts[String(from)] ??= {})[String(to)] ??= {});
           if (record) column[name] = verdict;

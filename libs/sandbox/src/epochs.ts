@@ -100,7 +100,10 @@ export const EPOCHS: readonly EpochRelease[] = [
     // size and depth limits the guest itself enforces, nothing after the run's end. Every batch
     // the epoch-1 runtime writes on its own passes unchanged (the corpus replays byte for byte);
     // only batches a script forged by splicing text into them are refused, failing that run.
-    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
+    // Then from sha256:3b3982d1…: the error table gained LIMIT_EXCEEDED (a namespace's limits,
+    // enforced by the executor at its commits, never by the guest); the engine reads the table
+    // only for RewindError.retryable (the corpus replays byte for byte).
+    matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: {
       timeZone: "UTC",
       defaultLocale: "en-US",
@@ -126,7 +129,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
-    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
+    matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: STANDARD_REPLAY,
     notes:
       "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
@@ -143,7 +146,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
-    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
+    matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: STANDARD_REPLAY,
     notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
   },
@@ -158,7 +161,7 @@ export const EPOCHS: readonly EpochRelease[] = [
       cldr: "48.0",
     },
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
-    matchingDigest: "sha256:3b3982d1c69ae2773c92edd93ef0a054c4389d620456b4b48d69fd3436d9db66",
+    matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: STANDARD_REPLAY,
     notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
   },
