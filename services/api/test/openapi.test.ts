@@ -47,6 +47,8 @@ describe("GET /v1/openapi.json", () => {
         "GET /v1/tokens",
         "POST /v1/tokens",
         "POST /v1/tokens/{id}/revoke",
+        "GET /v1/limits",
+        "POST /v1/limits",
         "GET /metrics",
       ].sort(),
     );
@@ -74,6 +76,7 @@ describe("GET /v1/openapi.json", () => {
       "409",
       "413",
       "422",
+      "429",
       "503",
     ]);
     expect(create["x-rewind-scope"]).toBe("run");

@@ -30,7 +30,7 @@ export const replayRun = defineRoute({
   responses: {
     200: { description: "Whether the script matches the journal", schema: ReplayCheck },
   },
-  errors: [401, 404, 413, 422, 503],
+  errors: [401, 404, 413, 422, 500, 503],
   async handle({ params, body, namespace }, ctx) {
     const run = await findRun(ctx.store, namespace, params.id);
     const hash =
@@ -70,7 +70,7 @@ export const replayRuns = defineRoute({
       schema: ReplayBatch,
     },
   },
-  errors: [401, 413, 422, 503],
+  errors: [401, 413, 422, 500, 503],
   async handle({ body, namespace }, ctx) {
     const given =
       body.script === undefined
