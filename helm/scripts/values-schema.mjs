@@ -211,7 +211,9 @@ const schema = {
         interval: duration("scrape interval"),
         labels: map("labels your Prometheus selects ServiceMonitors by"),
         authorization: strict({
-          secretName: text("the Secret holding the scrape token"),
+          secretName: text(
+            "the Secret holding the scrape token: the API's /metrics needs a token of the `metrics` scope (`rewind token create --scope metrics`, docs/tokens.md)",
+          ),
           key: text("its key"),
         }),
       }),
