@@ -6,7 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { Agent } from "node:http";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,6 +85,11 @@ export class Platform {
   private generation = 0;
   private closing: Promise<string[]> | undefined;
 
+  /** Where the API's and workers' logs are (and profiles and query counts, when asked). */
+  get logDir(): string {
+    return this.options.logDir;
+  }
+
   private constructor(
     private readonly options: PlatformOptions,
     readonly databaseUrl: string,
@@ -102,6 +108,25 @@ export class Platform {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
   /** Creates the database; nothing is started yet (the floors run on a quiet machine first). */
+  /**
+   * A cluster for one benchmark, its logs in a fresh folder named after it (printed), against
+   * REDIS_URL (default the machine's Redis), without profiles or query counts.
+   */
+  static forBench(
+    name: string,
+    options: Pick<PlatformOptions, "workers" | "env" | "workerEnv" | "concurrency">,
+  ): Promise<Platform> {
+    const logDir = mkdtempSync(path.join(tmpdir(), `rewind-${name}-bench-`));
+    console.log(`${name}: logs in ${logDir}`);
+    return Platform.create({
+      redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+      logDir,
+      cpuProf: false,
+      countQueries: false,
+      ...options,
+    });
+  }
+
   static async create(options: PlatformOptions): Promise<Platform> {
     const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
     try {

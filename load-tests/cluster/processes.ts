@@ -157,6 +157,15 @@ export function killAll(): void {
   for (const child of running) child.kill("SIGKILL");
 }
 
+/** A benchmark's start: the CLI must be built, and ^C kills every process it started. */
+export function startBench(): void {
+  assertBuilt();
+  process.once("SIGINT", () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
 /** Runs `rewind <args>` to its end (migrate, token create), failing after `timeoutMs`. */
 export function runCli(
   args: readonly string[],

@@ -12,12 +12,11 @@
  *   npm run bench:hops -w load-tests -- [--runs 100] [--steps 10] [--workers 2]
  *                                       [--notices on|off]
  */
-import { readFileSync, mkdtempSync } from "node:fs";
-import { cpus, loadavg, tmpdir } from "node:os";
-import path from "node:path";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Platform } from "../cluster/platform.js";
-import { assertBuilt, killAll } from "../cluster/processes.js";
+import { startBench } from "../cluster/processes.js";
 import { fmtMs, percentile } from "../cluster/print.js";
 import { CALLS, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 import { hopClock, hopSegments, parseHops, type Marks } from "./segments.js";
@@ -37,20 +36,10 @@ if (flags.notices !== "on" && flags.notices !== "off")
   throw new Error(`--notices must be on or off, not ${flags.notices}`);
 const WARM_UP = 20;
 
-assertBuilt();
-process.once("SIGINT", () => {
-  killAll();
-  process.exit(130);
-});
+startBench();
 
-const logDir = mkdtempSync(path.join(tmpdir(), "rewind-hops-bench-"));
-console.log(`logs in ${logDir}`);
-const platform = await Platform.create({
+const platform = await Platform.forBench("hops", {
   workers: Number(flags.workers),
-  redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-  logDir,
-  cpuProf: false,
-  countQueries: false,
   env: { REWIND_HOP_TRACE: "1" },
   // The workers' notices only: the API still listens, its backstop poll the 1 s one.
   workerEnv: { REWIND_CHANGE_NOTICES: flags.notices },
@@ -73,7 +62,7 @@ try {
     for (;;) {
       const result = await platform.client.runs.result(id, "30s");
       if (result.status === "completed") break;
-      if (result.ended) throw new Error(`run ${id} ended ${result.status}: see ${logDir}`);
+      if (result.ended) throw new Error(`run ${id} ended ${result.status}: see ${platform.logDir}`);
     }
     const done = hopClock();
     if (i < WARM_UP) continue; // hot sandboxes, compiled paths, pools

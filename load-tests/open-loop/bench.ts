@@ -11,12 +11,10 @@
  *
  * The figure the issue asks for is 60 s; `--seconds 10` is for trying.
  */
-import { mkdtempSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
-import path from "node:path";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Platform } from "../cluster/platform.js";
-import { assertBuilt, killAll } from "../cluster/processes.js";
+import { startBench } from "../cluster/processes.js";
 import { fmtMs, percentile, spread } from "../cluster/print.js";
 import { CALLS, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 
@@ -35,20 +33,10 @@ if (!(RATE > 0 && SECONDS > 0 && CALLS_PER_RUN >= 0))
   throw new Error("--rate and --seconds must be positive, --calls at least 0");
 const TARGET_P99_MS = 20;
 
-assertBuilt();
-process.once("SIGINT", () => {
-  killAll();
-  process.exit(130);
-});
+startBench();
 
-const logDir = mkdtempSync(path.join(tmpdir(), "rewind-open-loop-bench-"));
-console.log(`logs in ${logDir}`);
-const platform = await Platform.create({
+const platform = await Platform.forBench("open-loop", {
   workers: Number(flags.workers),
-  redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-  logDir,
-  cpuProf: false,
-  countQueries: false,
 });
 const total = Math.round(RATE * SECONDS);
 const fromDue = new Float64Array(total);

@@ -11,12 +11,11 @@
  *   npm run bench:stream -w load-tests -- [--runs 10] [--steps 50] [--gap 20] [--follow 4]
  *                                         [--workers 2]
  */
-import { readFileSync, mkdtempSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
-import path from "node:path";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Platform } from "../cluster/platform.js";
-import { assertBuilt, killAll } from "../cluster/processes.js";
+import { startBench } from "../cluster/processes.js";
 import { fmtMs, percentile, spread } from "../cluster/print.js";
 import { PAUSES, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 import { hopClock, parseHops } from "../hops/segments.js";
@@ -40,22 +39,12 @@ const TARGET_P99_MS = 5;
 /** With notices off, a commit waits for the next poll and the read it makes: that read's time. */
 const READ_SLACK_MS = 100;
 
-assertBuilt();
-process.once("SIGINT", () => {
-  killAll();
-  process.exit(130);
-});
+startBench();
 
 /** Commit → arrival of every commit of `RUNS` streamed runs, ms. */
 async function measure(notices: "on" | "off"): Promise<{ delays: number[]; load: number[] }> {
-  const logDir = mkdtempSync(path.join(tmpdir(), `rewind-stream-bench-${notices}-`));
-  console.log(`notices ${notices}: logs in ${logDir}`);
-  const platform = await Platform.create({
+  const platform = await Platform.forBench(`stream-${notices}`, {
     workers: Number(flags.workers),
-    redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    logDir,
-    cpuProf: false,
-    countQueries: false,
     env: { REWIND_HOP_TRACE: "1" },
     // The workers' notices only: the API still listens, so its backstop poll is the 1 s one.
     workerEnv: { REWIND_CHANGE_NOTICES: notices },
@@ -102,7 +91,9 @@ async function measure(notices: "on" | "off"): Promise<{ delays: number[]; load:
       if (mark.at < (opened.get(id) ?? Number.POSITIVE_INFINITY)) continue;
       const arrived = seen.get(mark.seq);
       if (arrived === undefined)
-        throw new Error(`run ${id}: seq ${mark.seq} committed but never streamed (see ${logDir})`);
+        throw new Error(
+          `run ${id}: seq ${mark.seq} committed but never streamed (see ${platform.logDir})`,
+        );
       delays.push(arrived - mark.at);
     }
   }
