@@ -6,27 +6,17 @@
  * @rewind/dev is not a devDependency of this package: it depends on it (through the API), and
  * turbo refuses a cycle. The workspace links it all the same.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newSeed, type RunStartedEntry } from "@rewind/core";
 import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
 import { Rewind, defineToolset } from "@rewind/sdk";
+import { launchChromium } from "./browser.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** Recorded as a tool's argument: the page must show it as text, never run it. */
 const MARKUP = "<img src=x onerror=window.pwned=1>";
 
@@ -48,10 +38,6 @@ let browser: Browser;
 let scriptHash = "";
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `No Chromium at ${CHROMIUM}: install it (\`apt-get install -y chromium\`, as .ci/run does) or point CHROMIUM_PATH at one`,
-    );
   dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-"));
   platform = await startDevPlatform({
     port: 0,
@@ -62,7 +48,7 @@ beforeAll(async () => {
   const script = await compileScript({ source: SCRIPT, filename: "ledger.ts" });
   await platform.store.putScript("default", script);
   scriptHash = script.hash;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {
