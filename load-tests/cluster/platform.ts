@@ -114,7 +114,8 @@ export class Platform {
    */
   static forBench(
     name: string,
-    options: Pick<PlatformOptions, "workers" | "env" | "workerEnv" | "concurrency">,
+    options: Pick<PlatformOptions, "workers" | "env" | "workerEnv" | "concurrency"> &
+      Partial<Pick<PlatformOptions, "cpuProf">>,
   ): Promise<Platform> {
     const logDir = mkdtempSync(path.join(tmpdir(), `rewind-${name}-bench-`));
     console.log(`${name}: logs in ${logDir}`);

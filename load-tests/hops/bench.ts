@@ -10,13 +10,17 @@
  * started and awaited by the client.
  *
  *   npm run bench:hops -w load-tests -- [--runs 100] [--steps 10] [--workers 2]
- *                                       [--notices on|off]
+ *                                       [--notices on|off] [--profile]
+ *
+ * --profile runs every process under `node --cpu-prof` and prints where each one's CPU went
+ * (the sandbox processes are named by pid).
  */
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Platform } from "../cluster/platform.js";
 import { startBench } from "../cluster/processes.js";
+import { monotonicUs, printProfiles } from "../cluster/profile-summary.js";
 import { fmtMs, percentile } from "../cluster/print.js";
 import { CALLS, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 import { hopClock, hopSegments, parseHops, type Marks } from "./segments.js";
@@ -27,6 +31,7 @@ const { values: flags } = parseArgs({
     steps: { type: "string", default: "10" },
     workers: { type: "string", default: "2" },
     notices: { type: "string", default: "on" },
+    profile: { type: "boolean", default: false },
   },
 });
 const N = Number(flags.runs);
@@ -43,6 +48,7 @@ const platform = await Platform.forBench("hops", {
   env: { REWIND_HOP_TRACE: "1" },
   // The workers' notices only: the API still listens, its backstop poll the 1 s one.
   workerEnv: { REWIND_CHANGE_NOTICES: flags.notices },
+  cpuProf: flags.profile,
 });
 const client: Marks = new Map();
 const measured: string[] = [];
@@ -51,7 +57,9 @@ try {
   await platform.start();
   const script = await compile(CALLS, "calls.ts");
   await platform.client.runs.start({ script, toolset: TOOLSET, input: { n: 0 } }); // stores it
+  let measuredFromUs = 0;
   for (let i = 0; i < WARM_UP + N; i++) {
+    if (i === WARM_UP) measuredFromUs = monotonicUs();
     const posted = hopClock();
     const { id } = await platform.client.runs.start({
       script: hashOf(script),
@@ -74,9 +82,15 @@ try {
     measured.push(id);
     if (i % 10 === 0) load.push(loadavg()[0]!);
   }
+  platform.profileWindows.push({
+    label: `the ${N} measured workflows`,
+    fromUs: measuredFromUs,
+    toUs: monotonicUs(),
+  });
 } finally {
   await platform.close();
 }
+if (flags.profile) printProfiles(platform.profileDir, platform.names, platform.profileWindows);
 
 const marks = parseHops(
   [platform.logFiles.map((file) => readFileSync(file, "utf8")).join("\n")],
