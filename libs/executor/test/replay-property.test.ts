@@ -82,14 +82,14 @@ describe("replay, as a property over generated scripts", () => {
 
         const replay = await execute(
           steps,
-          source(steps, { k: target.k, line: changed! }),
+          source(steps, { k: target.k, line: changed }),
           original.result.journal,
         );
         expect(replay.result.status).toBe("diverged");
         const report = replay.result.divergence!;
-        expect(report.seq).toBe(first!.seq);
-        expect(report.matched).toBe(first!.seq - 1);
-        expect(report.recorded.callsite).toBe(first!.callsite);
+        expect(report.seq).toBe(first.seq);
+        expect(report.matched).toBe(first.seq - 1);
+        expect(report.recorded.callsite).toBe(first.callsite);
         if (report.replayed?.callsite !== undefined)
           expect(report.replayed.callsite).toMatch(/^p\.ts:\d+:\d+$/);
         if (kind !== "removed")

@@ -19,7 +19,10 @@ it("names a stopped, restarting or unreachable database UNAVAILABLE, keeping the
   ];
   for (const error of cases) {
     const unavailable = databaseUnavailable(error);
-    expect(unavailable, String(error.cause ?? error)).toBeInstanceOf(RewindError);
+    expect(
+      unavailable,
+      (error.cause instanceof Error ? error.cause : error).message,
+    ).toBeInstanceOf(RewindError);
     expect(unavailable!.code).toBe("UNAVAILABLE");
     expect(unavailable!.message).toMatch(/database is unavailable.*retry/);
     expect(unavailable!.message).not.toContain("127.0.0.1");

@@ -243,7 +243,7 @@ export function conformance(name: string, backend: Backend): void {
         status: "running" as const,
         runRowUnchanged: true,
       });
-      const stale = { ...runs[1]!.lease, token: runs[1]!.lease.token - 1 };
+      const stale = { ...runs[1].lease, token: runs[1].lease.token - 1 };
       const timer = {
         seq: 3,
         kind: "timer.set",
@@ -253,16 +253,16 @@ export function conformance(name: string, backend: Backend): void {
       } as JournalEntry;
       expect(
         await store.commit([
-          step(runs[0]!.lease),
+          step(runs[0].lease),
           step(stale),
-          { ...step(runs[2]!.lease), entries: [timer] }, // not plain: through rw_commit beside it
+          { ...step(runs[2].lease), entries: [timer] }, // not plain: through rw_commit beside it
         ]),
       ).toEqual(["ok", "lease_lost", "ok"]);
-      expect((await store.readJournal(runs[0]!.entry.runId)).map((e) => e.seq)).toEqual([
+      expect((await store.readJournal(runs[0].entry.runId)).map((e) => e.seq)).toEqual([
         1, 2, 3, 4,
       ]);
-      expect(await store.readJournal(runs[1]!.entry.runId)).toHaveLength(2);
-      expect((await store.readJournal(runs[2]!.entry.runId)).at(-1)).toMatchObject({
+      expect(await store.readJournal(runs[1].entry.runId)).toHaveLength(2);
+      expect((await store.readJournal(runs[2].entry.runId)).at(-1)).toMatchObject({
         kind: "timer.set",
       });
       // Two appends after the same seq in one batch: the key refuses the second, the rest go on.
@@ -271,7 +271,7 @@ export function conformance(name: string, backend: Backend): void {
         { lease: again.lease, afterSeq: 1, entries: [call(2)], status: "running" },
       ]);
       expect(
-        await store.commit([step(again.lease), step(again.lease), step(runs[1]!.lease)]),
+        await store.commit([step(again.lease), step(again.lease), step(runs[1].lease)]),
       ).toEqual(["ok", "lease_lost", "ok"]);
     });
 

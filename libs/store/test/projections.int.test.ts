@@ -151,7 +151,7 @@ describe("projection windows", () => {
       {
         lease: run.lease,
         afterSeq: 1,
-        entries: [{ seq: 2, kind: "run.completed", at: 1_000, result: 1 } as JournalEntry],
+        entries: [{ seq: 2, kind: "run.completed", at: 1_000, result: 1 }],
         status: "completed",
         releaseLease: true,
       },

@@ -88,7 +88,7 @@ describe("S3BlobStore against s3rver", () => {
       vi.stubEnv("AWS_SECRET_ACCESS_KEY", S3RVER_CREDENTIALS.secretAccessKey);
       const store = blobStoreFromUrl(`s3://${s3.bucket}/from-env/`, "/unused");
       expect(store).toBeInstanceOf(S3BlobStore);
-      expect(String(store)).toBe(`s3://${s3.bucket}/from-env`);
+      expect((store as S3BlobStore).toString()).toBe(`s3://${s3.bucket}/from-env`);
       const data = JSON.stringify({ via: "env" });
       const key = keyOf(data);
       await store.put(key, data);

@@ -75,7 +75,7 @@ export function runsListCases(options: { postgres: boolean }): void {
   async function list(query: string) {
     const response = await h.app.inject({ url: `/v1/runs?${query}`, headers: h.auth });
     if (response.statusCode !== 200) throw new Error(`${query}: ${response.body}`);
-    return response.json() as { runs: View[]; next?: string; counts?: Record<string, number> };
+    return response.json<{ runs: View[]; next?: string; counts?: Record<string, number> }>();
   }
 
   /** Every page of a query, following `next` the way its order says. */

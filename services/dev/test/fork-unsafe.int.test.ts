@@ -77,7 +77,7 @@ it("previews that a fork reusing an e-mail in flight fails with UNSAFE_TO_REPEAT
   expect(dry.preview.unsafe[0]!.message).toContain("the fork would fail with UNSAFE_TO_REPEAT");
 
   const fork = await api.runs.fork(id, { script });
-  const outcome = await api.runs.result(fork.id!, "20s");
+  const outcome = await api.runs.result(fork.id, "20s");
   expect(outcome).toMatchObject({ status: "failed", error: { code: "UNSAFE_TO_REPEAT" } });
   expect(outcome.error!.message).toBe(fork.preview.failure!.message);
   expect(emails).toBe(1); // the fork never sent it again

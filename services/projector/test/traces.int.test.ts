@@ -107,11 +107,14 @@ describe.runIf(jaegerInstalled)("traces exported to a real Jaeger", () => {
     };
     const workers = [await cluster.startWorker(), await cluster.startWorker()];
     let projector = await cluster.startProjector(otel);
-    const [order, signalled, fails, fixed] = await Promise.all(
-      [ORDER, SIGNALLED, FAILS, FIXED].map((source, i) =>
-        compileScript({ source, filename: `script${i}.ts` }),
-      ),
-    );
+    const compile = (source: string, i: number) =>
+      compileScript({ source, filename: `script${i}.ts` });
+    const [order, signalled, fails, fixed] = await Promise.all([
+      compile(ORDER, 0),
+      compile(SIGNALLED, 1),
+      compile(FAILS, 2),
+      compile(FIXED, 3),
+    ]);
     const start = async (script: typeof order, id: number) =>
       (await cluster.api.runs.start({ script, input: { id }, toolset: "metered" })).id;
     const ended = (id: string, status: string) =>

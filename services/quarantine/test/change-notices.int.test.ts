@@ -39,7 +39,7 @@ async function quarantinedRuns(): Promise<string[]> {
   for (let i = 0; i < 2; i++) {
     const created = await post("/v1/runs", { script, toolset: "orders" });
     expect(created.statusCode).toBe(201);
-    ids.push((created.json() as { id: string }).id);
+    ids.push(created.json<{ id: string }>().id);
   }
   const status = async (id: string) => (await cluster.store.getRun(id))?.status;
   for (const id of ids) await until(async () => (await status(id)) === "waiting", `${id} waits`);

@@ -146,7 +146,7 @@ export class Prometheus {
 
   async exemplars(expr: string, start: number, end: number) {
     const response = await fetch(
-      `${this.url}/api/v1/query_exemplars?${new URLSearchParams({ query: expr, start: String(start), end: String(end) })}`,
+      `${this.url}/api/v1/query_exemplars?${new URLSearchParams({ query: expr, start: String(start), end: String(end) }).toString()}`,
     );
     const body = (await response.json()) as {
       data: {
@@ -167,7 +167,9 @@ export class Prometheus {
   }
 
   private async api(kind: string, params: Record<string, string>): Promise<Sample[]> {
-    const response = await fetch(`${this.url}/api/v1/${kind}?${new URLSearchParams(params)}`);
+    const response = await fetch(
+      `${this.url}/api/v1/${kind}?${new URLSearchParams(params).toString()}`,
+    );
     const body = (await response.json()) as {
       status: string;
       error?: string;
