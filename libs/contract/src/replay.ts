@@ -8,8 +8,20 @@ export const ReplayBody = z.strictObject({
   }),
 });
 
+/**
+ * What a check means for the run: the script replays it exactly ("matches"); the run failed and
+ * the script diverges exactly at its failure, so a fork reuses every entry before it
+ * ("fixes-failure": what a corrected script looks like); or it diverges before that, or the run
+ * did not fail ("incompatible": a fork would run live from the divergence).
+ */
+export const ReplayVerdict = z.enum(["matches", "fixes-failure", "incompatible"]);
+
 export const ReplayCheck = z.object({
   matches: z.boolean(),
+  verdict: ReplayVerdict.meta({
+    description:
+      "matches: replays exactly; fixes-failure: diverges only where the run failed (safe to fork); incompatible: diverges before that",
+  }),
   entries: z.number().int().optional(),
   message: z.string().optional(),
   divergence: z.record(z.string(), z.unknown()).optional(),
@@ -34,6 +46,9 @@ export const ReplayBatchBody = z.strictObject({
 
 export const ReplayBatchCheck = ReplayCheck.extend({
   runId: z.string(),
+  verdict: ReplayCheck.shape.verdict.optional().meta({
+    description: "As a single check's; absent when the run could not be checked (see error)",
+  }),
   error: z
     .object({ code: z.string(), message: z.string() })
     .optional()
@@ -51,6 +66,7 @@ export const RunScript = z
   })
   .meta({ description: "The compiled script a run executes, with its source map" });
 
+export type ReplayVerdict = z.output<typeof ReplayVerdict>;
 export type ReplayCheck = z.output<typeof ReplayCheck>;
 export type ReplayBatchCheck = z.output<typeof ReplayBatchCheck>;
 export type ReplayBatch = z.output<typeof ReplayBatch>;

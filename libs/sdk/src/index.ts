@@ -49,6 +49,7 @@ export type {
   ReplayBatch,
   ReplayBatchCheck,
   ReplayCheck,
+  ReplayVerdict,
   Root,
   RunList,
   RunResult,

@@ -22,6 +22,8 @@ let done: string;
 let queued: string;
 let odd: string;
 let foreign: string;
+/** A run that failed where SCRIPT (and REFACTOR) complete: what a corrected script fixes. */
+let failed: string;
 beforeAll(async () => {
   h = await openHarness();
   done = await startRun(h);
@@ -36,6 +38,20 @@ beforeAll(async () => {
     payload: { script: SCRIPT, input: { name: "Eve" } },
   });
   foreign = other.json().id;
+  failed = await startRun(h);
+  await appendAsExecutor(
+    h.store,
+    failed,
+    (seq) => [
+      {
+        seq,
+        kind: "run.failed",
+        at: 1,
+        error: { name: "Error", message: "the old bug", code: "SCRIPT_ERROR" },
+      },
+    ],
+    "failed",
+  );
 }, 60_000);
 afterAll(() => h?.close());
 
@@ -50,15 +66,21 @@ describe("POST /v1/replay", () => {
     expect(response.statusCode).toBe(200);
     const { checks } = response.json();
     expect(checks).toHaveLength(5);
-    expect(checks[0]).toEqual({ runId: done, matches: true, entries: 2 });
+    expect(checks[0]).toEqual({ runId: done, matches: true, verdict: "matches", entries: 2 });
     expect(checks[1]).toMatchObject({
       runId: "run_missing",
       matches: false,
       error: { code: "NOT_FOUND" },
     });
-    expect(checks[2]).toEqual({ runId: queued, matches: true, entries: 1 });
+    expect(checks[1].verdict).toBeUndefined();
+    expect(checks[2]).toEqual({ runId: queued, matches: true, verdict: "matches", entries: 1 });
     // Recorded "hello Bob" for input Ada: the run's own script now completes differently.
-    expect(checks[3]).toMatchObject({ runId: odd, matches: false, divergence: { seq: 2 } });
+    expect(checks[3]).toMatchObject({
+      runId: odd,
+      matches: false,
+      verdict: "incompatible",
+      divergence: { seq: 2 },
+    });
     expect(checks[3].message).toContain("diverges from its journal at seq 2");
     // Another namespace's run is not found, never replayed.
     expect(checks[4]).toMatchObject({ runId: foreign, error: { code: "NOT_FOUND" } });
@@ -82,7 +104,24 @@ describe("POST /v1/replay", () => {
       matches: false,
       divergence: { seq: 2, recorded: { label: 'run.completed with "hello Ada"' } },
     });
-    expect(changed[1]).toEqual({ runId: queued, matches: true, entries: 1 });
+    expect(changed[1]).toEqual({ runId: queued, matches: true, verdict: "matches", entries: 1 });
+  });
+
+  it("tells a script that fixes a failed run (safe to fork) from one that diverges", async () => {
+    const [fixes] = (await replay({ runs: [failed], script: REFACTOR })).json().checks;
+    // It completes where the run failed: a fork reuses everything before the failure.
+    expect(fixes).toMatchObject({ runId: failed, matches: false, verdict: "fixes-failure" });
+    expect(fixes.divergence).toMatchObject({ seq: 2 });
+    const single = await h.app.inject({
+      method: "POST",
+      url: `/v1/runs/${failed}/replay`,
+      headers: h.auth,
+      payload: { script: REFACTOR },
+    });
+    expect(single.json()).toMatchObject({ matches: false, verdict: "fixes-failure" });
+    // A run that did not fail cannot be fixed: a divergence there is incompatible.
+    const [odds] = (await replay({ runs: [odd], script: REFACTOR })).json().checks;
+    expect(odds).toMatchObject({ matches: false, verdict: "incompatible" });
   });
 
   it("survives a corrected script that aborts the process re-executing it", async () => {

@@ -83,7 +83,8 @@ const BATCH = 100;
 /**
  * `rewind replay --script fixed.ts --all [--status S]`: the corrected script checked against the
  * history of every open run (or those with one status), on the server, several at a time. A table
- * says which are compatible; the exit code is 0 only if all are: a gate before a deploy.
+ * says which are compatible (a failed run whose failure it fixes is: a fork reuses all of it);
+ * the exit code is 0 only if all are: a gate before a deploy.
  */
 async function replayAll(options: { script?: string; status?: string }): Promise<number> {
   if (options.script === undefined)
@@ -114,7 +115,11 @@ async function replayAll(options: { script?: string; status?: string }): Promise
   const record = (checks: Awaited<ReturnType<typeof api.runs.replayMany>>["checks"]) => {
     for (const check of checks) {
       if (check.matches) rows.push([check.runId, green("compatible"), "", ""]);
-      else if (check.error !== undefined) {
+      else if (check.verdict === "fixes-failure") {
+        // A failed run the corrected script now gets past: a fork of it reuses everything.
+        const d = check.divergence as { seq?: number } | undefined;
+        rows.push([check.runId, green(`fixes the failure at seq ${d?.seq ?? "?"}`), "", ""]);
+      } else if (check.error !== undefined) {
         incompatible++;
         rows.push([check.runId, red(check.error.code), check.error.message, ""]);
       } else {

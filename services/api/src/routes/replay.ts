@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { ReplayCheck as Check } from "@rewind/executor";
+import { failureVerdict, type ReplayCheck as Check } from "@rewind/executor";
+import type { JournalEntry } from "@rewind/core";
 import type { StoredScript } from "@rewind/store";
 import type { ApiContext } from "../context.js";
 import { notFound } from "../errors.js";
@@ -38,14 +39,19 @@ export const replayRun = defineRoute({
     const script = await ctx.store.getScript(namespace, hash);
     if (script === undefined) throw notFound(`The script ${hash} is not stored`);
     const journal = await ctx.store.readJournal(run.id);
-    return view(await ctx.replays.check(script, journal));
+    return view(await ctx.replays.check(script, journal), journal);
   },
 });
 
-function view(check: Check): z.input<typeof ReplayCheck> {
+function view(check: Check, journal: readonly JournalEntry[]): z.input<typeof ReplayCheck> {
   return check.matches
-    ? { matches: true, entries: check.entries }
-    : { matches: false, message: check.message, divergence: { ...check.divergence } };
+    ? { matches: true, verdict: "matches", entries: check.entries }
+    : {
+        matches: false,
+        verdict: failureVerdict(check, journal) ?? "incompatible",
+        message: check.message,
+        divergence: { ...check.divergence },
+      };
 }
 
 /** Journals in memory at once per batch: enough to keep every replay thread busy. */
@@ -93,7 +99,7 @@ export const replayRuns = defineRoute({
         if (!scripts.has(hash)) scripts.set(hash, loadScript(ctx, namespace, hash));
         script = await scripts.get(hash)!;
       }
-      return { runId, ...view(await ctx.replays.check(script, journal)) };
+      return { runId, ...view(await ctx.replays.check(script, journal), journal) };
     };
     const checks: z.input<typeof ReplayBatchCheck>[] = new Array(body.runs.length);
     let next = 0;
