@@ -101,6 +101,9 @@ class SandboxChild {
   private nextId = 1;
   private nextInst = 1;
   private stderrTail = "";
+  /** What the child wrote to stderr and has not been passed on yet (see host()). */
+  private unsaid = "";
+  private saySoon: NodeJS.Timeout | undefined;
   private closed = false;
   heapBytes = 0;
 
@@ -196,10 +199,14 @@ class SandboxChild {
           : [],
       },
     );
-    // Passed on, and the end kept: V8's last words name the cause of a death.
+    // The end kept, for V8's last words name the cause of a death (describeDeath puts its fatal
+    // line in the death's record, which the supervisor logs). What a child writes is passed on
+    // once it proves no such report: a moment later with the child alive, so the page of GC
+    // traces and native stack V8 writes as it aborts does not reach the log (or a test's output).
     child.stderr!.on("data", (chunk: Buffer) => {
-      process.stderr.write(chunk);
       this.stderrTail = (this.stderrTail + chunk.toString()).slice(-4096);
+      this.unsaid += chunk.toString();
+      this.saySoon ??= setTimeout(() => this.passOnStderr(child), STDERR_GRACE_MS);
     });
     child.on("message", (reply: ChildReply) => this.settle(reply));
     // `close`, not `exit`: stderr has been read to its end by then.
@@ -210,6 +217,13 @@ class SandboxChild {
     this.scripts.clear();
     this.stderrTail = "";
     return child;
+  }
+
+  private passOnStderr(child: ChildProcess): void {
+    this.saySoon = undefined;
+    if (this.process === child && child.exitCode === null && child.signalCode === null)
+      process.stderr.write(this.unsaid);
+    this.unsaid = "";
   }
 
   private settle(reply: ChildReply): void {
@@ -228,6 +242,9 @@ class SandboxChild {
     if (this.process !== child) return;
     this.process = undefined;
     this.heapBytes = 0;
+    clearTimeout(this.saySoon); // its last words are in `why`, not on stderr
+    this.saySoon = undefined;
+    this.unsaid = "";
     const why = this.closed
       ? "the sandbox processes were closed"
       : describeDeath(code, signal, this.stderrTail);
@@ -289,12 +306,21 @@ function describeDeath(code: number | null, signal: NodeJS.Signals | null, stder
       /fatal|out of memory|allocation failed|invalid (array|table|string)/i.test(line),
     )
     .at(-1);
-  const said = fatal === undefined ? "" : `, saying "${fatal.slice(0, 200)}"`;
+  // Without a fatal line, V8's heap report (GC traces, heap statistics) still says what ran out.
+  const said =
+    fatal !== undefined
+      ? `, saying "${fatal.slice(0, 200)}"`
+      : /is_heap_oom = 1/.test(stderr)
+        ? ", V8 reporting the isolate's heap out of memory"
+        : "";
   return (
     `its sandbox process ${how}${said}: V8 aborts a process when one allocation cannot fit ` +
     `in the isolate's memory limit, so the script most likely allocated far too much at once`
   );
 }
+
+/** How long a child's stderr is held back, to tell a report written as it aborts from the rest. */
+const STDERR_GRACE_MS = 250;
 
 const scriptKeys = new WeakMap<CompiledScript, string>();
 

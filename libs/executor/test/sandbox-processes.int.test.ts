@@ -4,7 +4,7 @@
  * a supervised sandbox process; when it dies, the run that was executing is charged a death and
  * the others sharing the process are loaded again in a fresh one. Real processes, a real abort.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { defineToolset, type Json, newSeed } from "@rewind/core";
 import { Executor, SandboxProcesses, runInProcess } from "@rewind/executor";
 import { Sandbox, SandboxLost, compileScript } from "@rewind/sandbox";
@@ -67,10 +67,18 @@ describe("SandboxProcesses", () => {
       const bystander = await pool.instantiate(idle, { seed: newSeed(), startAt: 0, runId: "b" });
       const doomed = await pool.instantiate(bomb, { seed: newSeed(), startAt: 0, runId: "d" });
       const first = pool.pids[0];
+      const stderr = vi.spyOn(process.stderr, "write");
       const died = await doomed.start(null).catch((error: unknown) => error);
       expect(died).toBeInstanceOf(SandboxLost);
       expect(died).toMatchObject({ runId: "d", executing: true });
       expect((died as SandboxLost).why).toMatch(/sandbox process (was killed|exited)/);
+      // What V8 writes as the child aborts (GC traces, heap statistics) never reaches this
+      // process's stderr: what it says is summed up in the death's record.
+      expect((died as SandboxLost).why).toMatch(/heap out of memory|saying "/);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // past the stderr grace
+      const written = stderr.mock.calls.map(([chunk]) => String(chunk)).join("");
+      stderr.mockRestore();
+      expect(written).not.toMatch(/Last few GCs|FATAL ERROR|JavaScript heap/);
       const other = await bystander.start(null).catch((error: unknown) => error);
       expect(other).toMatchObject({ runId: "b", executing: false });
       // A fresh process takes the next run.
