@@ -43,7 +43,12 @@ export class PayloadCodec {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv("aes-256-gcm", this.keys.get(this.encryptingKeyId)!, iv);
     cipher.setAAD(AAD);
-    const body = Buffer.concat([iv, cipher.update(canonical, "utf8"), cipher.final(), cipher.getAuthTag()]);
+    const body = Buffer.concat([
+      iv,
+      cipher.update(canonical, "utf8"),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
     return `${SEALED_PREFIX}${this.encryptingKeyId}:${body.toString("base64url")}`;
   }
 
@@ -96,7 +101,9 @@ export function codecFromKeys(text: string | undefined): PayloadCodec | undefine
     const colon = item.indexOf(":");
     const id = colon < 0 ? "" : item.slice(0, colon);
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(id))
-      throw invalidKeys(`"${item.slice(0, 16)}…" is not id:base64key (an id of letters, digits, _ . -)`);
+      throw invalidKeys(
+        `"${item.slice(0, 16)}…" is not id:base64key (an id of letters, digits, _ . -)`,
+      );
     if (keys.some((k) => k.id === id)) throw invalidKeys(`the key id "${id}" is listed twice`);
     const encoded = item.slice(colon + 1);
     const key = Buffer.from(encoded, "base64");

@@ -104,7 +104,9 @@ export async function load(
     ...row.inbox.map((item) => item.payload_ref),
   ];
   const values = await reader.load([...new Set(refs)]);
-  const journal = row.journal.map((entry) => decodeEntry(entry, (ref) => values.get(ref) as Json, reader.codec));
+  const journal = row.journal.map((entry) =>
+    decodeEntry(entry, (ref) => values.get(ref) as Json, reader.codec),
+  );
   const lastSeq = journal.at(-1)?.seq ?? 1;
   const run = runRowFromJson(row.run);
   return {

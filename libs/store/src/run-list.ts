@@ -92,11 +92,7 @@ async function records(
   const last = new Map(lasts.map((r) => [r.run_id, r.last]));
   return Promise.all(
     rows.map(async ({ run, script }) => {
-      const record = await toRecord(
-        runRowFromJson(run),
-        last.get(run.id as string) ?? 1,
-        values,
-      );
+      const record = await toRecord(runRowFromJson(run), last.get(run.id as string) ?? 1, values);
       if (script !== null) record.script = script;
       return record;
     }),

@@ -26,7 +26,8 @@ export async function toRecord(
     updatedAt: row.updatedAt,
   };
   if (row.parentId !== null) record.parent = { runId: row.parentId, seq: row.parentSeq ?? 0 };
-  if (row.resultJson !== null) record.result = JSON.parse(openText(row.resultJson, values.codec)) as Json;
+  if (row.resultJson !== null)
+    record.result = JSON.parse(openText(row.resultJson, values.codec)) as Json;
   else if (row.resultRef !== null)
     record.result = (await values.load([row.resultRef])).get(row.resultRef)!;
   if (row.error !== null) record.error = row.error as ErrorData;
