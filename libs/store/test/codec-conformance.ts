@@ -276,6 +276,15 @@ export function codecConformance(
         /namespace guarded has the payload codec on, but this process has no keys/i,
       );
       await expect(none.setCodec("guarded", true)).rejects.toMatchObject({ code: "CONFLICT" });
+      // A worker without the key hands an open run back at once, its attempt not counted: the
+      // run is not at fault, and a process with the key carries on.
+      const open_ = startedIn("guarded", { card: SECRET });
+      await store.createRun({ started: open_, ttlMs: 60_000 });
+      await expect(none.loadRun(open_.runId, "keyless", 30_000)).rejects.toThrow(/key "k1"/);
+      await expect(none.loadRun(open_.runId, "keyless", 30_000)).rejects.toThrow(/key "k1"/);
+      const loaded = (await store.loadRun(open_.runId, "keyed", 30_000))!;
+      expect(loaded.lease.attempts).toBe(1);
+      expect(loaded.journal[0]).toEqual(open_);
     });
 
     it("seals appends under a lease without a namespace by looking the run up", async () => {
