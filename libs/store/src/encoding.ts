@@ -73,6 +73,15 @@ export function encodeEntry(
     delete body.text;
     return { row };
   }
+  if (seal !== undefined && kind === "run.quarantined") {
+    // A divergence report quotes the run's values (short forms of arguments): sealed too. Its
+    // reason stays in the clear beside it, for the counts by reason (quarantine.ts).
+    const report = body.report as { reason?: unknown } | null;
+    body.reportSealed = seal(canonicalize(report));
+    delete body.report;
+    if (typeof report?.reason === "string") body.reason = report.reason;
+    return { row };
+  }
   const field = VALUE_FIELDS[kind];
   if (field === undefined) return { row };
   const canonical = canonicalize(body[field]);
@@ -123,6 +132,10 @@ export function decodeEntry(
   } else if (typeof body.textSealed === "string") {
     body.text = openText(body.textSealed, codec);
     delete body.textSealed;
+  } else if (typeof body.reportSealed === "string") {
+    body.report = openReport(body, codec);
+    delete body.reportSealed;
+    delete body.reason;
   }
   const entry = { ...body, seq: row.seq, kind: row.kind, at: Number(row.at) } as Record<
     string,
@@ -130,4 +143,10 @@ export function decodeEntry(
   >;
   if (row.callsite !== null) entry.callsite = row.callsite;
   return orderEntry(entry as unknown as JournalEntry);
+}
+
+/** A run.quarantined row's report: in the clear, or sealed with its reason beside it. */
+export function openReport(body: Record<string, unknown>, codec: PayloadCodec | undefined): Json {
+  if (typeof body.reportSealed !== "string") return (body.report as Json | undefined) ?? null;
+  return JSON.parse(openText(body.reportSealed, codec)) as Json;
 }

@@ -658,7 +658,7 @@ export class SqlStore implements Store {
 
   async listQuarantined(filter: Omit<ListRunsFilter, "status">): Promise<QuarantinedRun[]> {
     const runs = await this.listRuns({ ...filter, status: "quarantined" });
-    return quarantine.withReports(this.sql, runs);
+    return quarantine.withReports(this.sql, runs, this.values.codec);
   }
 
   quarantineCounts(): Promise<QuarantineCount[]> {

@@ -317,6 +317,39 @@ export function codecConformance(
       expect((await store.readJournal(started.runId))[1]).toEqual(output);
     });
 
+    it("seals a quarantine report, which quotes the run's values, its reason in the clear", async () => {
+      const store = withKeys(KEY_1);
+      await store.setCodec("diverged", true);
+      await store.putScript("diverged", {
+        hash: "sha256:script",
+        entry: "s.ts",
+        code: "x",
+        sourceMap: "{}",
+      });
+      const started = startedIn("diverged", { card: SECRET });
+      await store.createRun({ started, ttlMs: 60_000 });
+      const lease = (await store.acquireLease(started.runId, "o", 30_000))!;
+      const report = {
+        reason: "divergence",
+        message: `call charge({ card: "${SECRET}" }) differs`,
+      };
+      const quarantined: JournalEntry = { seq: 2, kind: "run.quarantined", at: 2, report };
+      expect(
+        await store.commit([{ lease, afterSeq: 1, entries: [quarantined], status: "quarantined" }]),
+      ).toEqual(["ok"]);
+      const { sql, blobs } = open();
+      expect(await atRest(sql, blobs, started.runId)).not.toContain(SECRET);
+      expect((await store.readJournal(started.runId))[1]).toEqual(quarantined);
+      expect(await store.listQuarantined({ namespace: "diverged" })).toMatchObject([
+        { seq: 2, report },
+      ]);
+      expect(await store.quarantineCounts()).toContainEqual({
+        epoch: 1,
+        reason: "divergence",
+        runs: expect.any(Number),
+      });
+    });
+
     it("switched off, seals nothing new and still opens what it sealed", async () => {
       const store = withKeys(KEY_1);
       await store.setCodec("switching", true);
