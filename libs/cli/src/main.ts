@@ -274,7 +274,13 @@ codec
   .command("show")
   .description("whether the codec is on, and the key ids the API holds")
   .option("--json", "print JSON")
-  .action(lazy(codec$, "showCommand"));
+  // `--json` after `show` is the parent's option too (commander reads it there): take either.
+  .action((options: { json?: boolean }, command: { parent?: { opts(): { json?: boolean } } }) =>
+    lazy(
+      codec$,
+      "showCommand",
+    )({ json: options.json === true || command.parent?.opts().json === true }),
+  );
 codec
   .command("set")
   .description(
