@@ -1,7 +1,13 @@
 import { and, eq } from "drizzle-orm";
-import { DEFAULT_SCOPES, RewindError, type Json, type JournalEntry } from "@rewind/core";
+import {
+  DEFAULT_SCOPES,
+  RewindError,
+  canonicalize,
+  type Json,
+  type JournalEntry,
+} from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
-import type { PayloadCodec } from "./codec.js";
+import { openText, type PayloadCodec } from "./codec.js";
 import { CodecSettings, type CodecSetting } from "./codec-settings.js";
 import {
   decodeEntry,
@@ -567,12 +573,29 @@ export class SqlStore implements Store {
     return epochMoves.touchEpochCheck(this.sql, id, owner);
   }
 
-  finishEpochCheck(id: number, owner: string, report: EpochCheckReport) {
-    return epochMoves.finishEpochCheck(this.sql, id, owner, report);
+  async finishEpochCheck(id: number, owner: string, report: EpochCheckReport) {
+    // A verdict's message quotes the run's values (a divergence's short forms): sealed with the
+    // namespace's values, as { sealed } in the report's column.
+    const rows = await this.sql.query<{ namespace: string }>(
+      "SELECT namespace FROM rw_epoch_checks WHERE id = $1",
+      [id],
+    );
+    const seal = rows[0] === undefined ? undefined : await this.codecs.sealFor(rows[0].namespace);
+    const stored =
+      seal === undefined
+        ? report
+        : ({ sealed: seal(canonicalize(report)) } as unknown as EpochCheckReport);
+    return epochMoves.finishEpochCheck(this.sql, id, owner, stored);
   }
 
-  getEpochCheck(namespace: string, id: number) {
-    return epochMoves.getEpochCheck(this.sql, namespace, id);
+  async getEpochCheck(namespace: string, id: number) {
+    const check = await epochMoves.getEpochCheck(this.sql, namespace, id);
+    const sealed = (check?.report as { sealed?: unknown } | null | undefined)?.sealed;
+    if (check === undefined || typeof sealed !== "string") return check;
+    return {
+      ...check,
+      report: JSON.parse(openText(sealed, this.values.codec)) as EpochCheckReport,
+    };
   }
 
   openRunsOfEpoch(namespace: string, epoch: number, limit: number, afterId?: string) {

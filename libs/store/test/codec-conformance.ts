@@ -350,6 +350,39 @@ export function codecConformance(
       });
     });
 
+    it("seals an epoch check's report, whose verdicts quote the runs' values", async () => {
+      const store = withKeys(KEY_1);
+      await store.setCodec("checked", true);
+      const to = 900 + (counter++ % 90);
+      const check = await store.requestEpochCheck({
+        namespace: "checked",
+        from: to - 1,
+        to,
+        requestedBy: "ops",
+        dryRun: true,
+      });
+      expect((await store.takeEpochCheck("w", [to], 60_000))?.id).toBe(check.id);
+      const report = {
+        checkedBy: "w",
+        runtime: "Node x",
+        runs: [
+          {
+            runId: "run_x",
+            verdict: "diverges" as const,
+            checkedSeq: 3,
+            message: `charge({ card: "${SECRET}" })`,
+          },
+        ],
+      };
+      await store.finishEpochCheck(check.id, "w", report);
+      const rows = await open().sql.query<{ report: unknown }>(
+        "SELECT report FROM rw_epoch_checks WHERE id = $1",
+        [check.id],
+      );
+      expect(JSON.stringify(rows[0]!.report)).not.toContain(SECRET);
+      expect((await store.getEpochCheck("checked", check.id))?.report).toEqual(report);
+    });
+
     it("switched off, seals nothing new and still opens what it sealed", async () => {
       const store = withKeys(KEY_1);
       await store.setCodec("switching", true);
