@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { RewindError } from "@rewind/core";
 
 /**
@@ -52,6 +52,28 @@ export class PayloadCodec {
     return `${SEALED_PREFIX}${this.encryptingKeyId}:${body.toString("base64url")}`;
   }
 
+  /**
+   * A digest of `text` that only a holder of the key can compute or check: what a sealed
+   * namespace stores where a plain hash would let anyone with the database confirm a guessed
+   * value (a start's request digest). HMAC-SHA256 under a subkey of the sealing key.
+   */
+  keyedDigest(text: string): string {
+    return `${DIGEST_PREFIX}${this.encryptingKeyId}:${this.hmac(this.encryptingKeyId, text)}`;
+  }
+
+  /** Whether `stored` (a keyedDigest, under any key listed) is the digest of `text`. */
+  matchesDigest(stored: string, text: string): boolean {
+    const rest = stored.slice(DIGEST_PREFIX.length);
+    const keyId = rest.slice(0, rest.indexOf(":"));
+    if (!this.keys.has(keyId)) throw missingKey(keyId, this.keyIds);
+    return rest.slice(keyId.length + 1) === this.hmac(keyId, text);
+  }
+
+  private hmac(keyId: string, text: string): string {
+    const subkey = createHmac("sha256", this.keys.get(keyId)!).update("rewind digest v1").digest();
+    return createHmac("sha256", subkey).update(text).digest("hex");
+  }
+
   open(sealed: string): string {
     const { keyId, body } = splitSealed(sealed);
     const key = this.keys.get(keyId);
@@ -77,9 +99,26 @@ export class PayloadCodec {
   }
 }
 
+/** A digest keyed by the codec: `hmac1:<key id>:<hex>` (keyedDigest). */
+const DIGEST_PREFIX = "hmac1:";
+
 /** Whether a stored value's text is sealed (else it is canonical JSON). */
 export function isSealed(text: string): boolean {
   return text.charCodeAt(0) === 114 /* r */ && text.startsWith(SEALED_PREFIX);
+}
+
+export function isKeyedDigest(text: string): boolean {
+  return text.startsWith(DIGEST_PREFIX);
+}
+
+/** Whether a keyedDigest is that of `text`; without the key it names, a clear refusal. */
+export function matchesKeyedDigest(
+  codec: PayloadCodec | undefined,
+  stored: string,
+  text: string,
+): boolean {
+  if (codec === undefined) throw missingKey(stored.split(":")[1] ?? "", []);
+  return codec.matchesDigest(stored, text);
 }
 
 /** A stored value's text as canonical JSON: opened with `codec` if sealed. */

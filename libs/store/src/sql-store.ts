@@ -7,7 +7,7 @@ import {
   type JournalEntry,
 } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
-import { openText, type PayloadCodec } from "./codec.js";
+import { isKeyedDigest, matchesKeyedDigest, openText, type PayloadCodec } from "./codec.js";
 import { CodecSettings, type CodecSetting } from "./codec-settings.js";
 import {
   decodeEntry,
@@ -204,7 +204,7 @@ export class SqlStore implements Store {
   async createRun({
     started,
     ttlMs,
-    idempotency,
+    idempotency: requested,
     traceparent: traceparentHeader,
   }: {
     started: JournalEntry & { kind: "run.started" };
@@ -212,7 +212,13 @@ export class SqlStore implements Store {
     idempotency?: StartKey;
     traceparent?: string;
   }): Promise<CreateRunOutcome> {
-    const { row, value } = encodeEntry(started, await this.codecs.sealFor(started.namespace));
+    const seal = await this.codecs.sealFor(started.namespace);
+    const { row, value } = encodeEntry(started, seal);
+    // A sealed namespace keeps no plain hash of a start's request (its input) either.
+    const idempotency =
+      requested !== undefined && seal !== undefined
+        ? { ...requested, digest: this.values.codec!.keyedDigest(requested.digest) }
+        : requested;
     const traceparent = traceparentHeader ?? null;
     const run = [
       started.runId,
@@ -265,7 +271,7 @@ export class SqlStore implements Store {
         ],
       );
       if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true };
-      return this.keyedRun(started.namespace, idempotency.key);
+      return this.keyedRun(started.namespace, requested!);
     }
     const values = await this.values.prepare(value === undefined ? [] : [value]);
     const created = await this.sql.transaction(async (tx) => {
@@ -288,11 +294,11 @@ export class SqlStore implements Store {
       return true;
     });
     if (created || idempotency === undefined) return { created: true };
-    return this.keyedRun(started.namespace, idempotency.key);
+    return this.keyedRun(started.namespace, requested!);
   }
 
   /** The run a start key already names (a repeated start). */
-  private async keyedRun(namespace: string, key: string): Promise<CreateRunOutcome> {
+  private async keyedRun(namespace: string, { key, digest }: StartKey): Promise<CreateRunOutcome> {
     const rows = await this.sql.query<{ id: string; request_digest: string }>(
       "SELECT id, request_digest FROM rw_runs WHERE namespace = $1 AND idempotency_key = $2",
       [namespace, key],
@@ -304,7 +310,10 @@ export class SqlStore implements Store {
         "UNAVAILABLE",
         `The run started with idempotency key ${key} went away while it was looked up: retry the request`,
       );
-    return { created: false, runId: found.id, digest: found.request_digest };
+    // Sealed, the stored digest is keyed: it answers the digest asked when that one matches.
+    const stored = found.request_digest;
+    const same = isKeyedDigest(stored) && matchesKeyedDigest(this.values.codec, stored, digest);
+    return { created: false, runId: found.id, digest: same ? digest : stored };
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {

@@ -383,6 +383,44 @@ export function codecConformance(
       expect((await store.getEpochCheck("checked", check.id))?.report).toEqual(report);
     });
 
+    it("keeps no plain hash of a keyed start's request: its digest is keyed, rotation or not", async () => {
+      const store = withKeys(KEY_1);
+      await store.setCodec("keyed", true);
+      await store.putScript("keyed", {
+        hash: "sha256:script",
+        entry: "s.ts",
+        code: "x",
+        sourceMap: "{}",
+      });
+      const first = startedIn("keyed", { card: SECRET });
+      const asked = { key: `key-${counter}`, digest: "d".repeat(64) };
+      expect(await store.createRun({ started: first, ttlMs: 60_000, idempotency: asked })).toEqual({
+        created: true,
+      });
+      const rows = await open().sql.query<{ request_digest: string }>(
+        "SELECT request_digest FROM rw_runs WHERE id = $1",
+        [first.runId],
+      );
+      expect(rows[0]!.request_digest).toMatch(/^hmac1:k1:[0-9a-f]{64}$/);
+      const again = startedIn("keyed", { card: SECRET });
+      const repeat = { created: false, runId: first.runId, digest: asked.digest };
+      expect(await store.createRun({ started: again, ttlMs: 60_000, idempotency: asked })).toEqual(
+        repeat,
+      );
+      const rotated = withKeys(`${KEY_2},${KEY_1}`);
+      expect(
+        await rotated.createRun({ started: again, ttlMs: 60_000, idempotency: asked }),
+      ).toEqual(repeat);
+      // Another request under the same key does not match.
+      const other = await store.createRun({
+        started: again,
+        ttlMs: 60_000,
+        idempotency: { ...asked, digest: "e".repeat(64) },
+      });
+      expect(other).toMatchObject({ created: false, runId: first.runId });
+      expect((other as { digest: string }).digest).not.toBe("e".repeat(64));
+    });
+
     it("switched off, seals nothing new and still opens what it sealed", async () => {
       const store = withKeys(KEY_1);
       await store.setCodec("switching", true);
