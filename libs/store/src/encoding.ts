@@ -35,6 +35,7 @@ const VALUE_FIELDS: Partial<Record<JournalEntry["kind"], string>> = {
 
 export interface EncodedValue {
   ref: string;
+  /** The text stored: the value's canonical JSON, or that sealed by the payload codec. */
   canonical: string;
   size: number;
 }
