@@ -262,6 +262,33 @@ limits
   .argument("<assignments...>")
   .action(lazy(limits$, "setCommand"));
 
+const codec$ = () => import("./commands/codec.js");
+const codec = program
+  .command("codec")
+  .description(
+    "the namespace's payload codec: values sealed at rest with AES-256-GCM (docs/codec.md)",
+  )
+  .option("--json", "print JSON")
+  .action(lazy(codec$, "showCommand"));
+codec
+  .command("show")
+  .description("whether the codec is on, and the key ids the API holds")
+  .option("--json", "print JSON")
+  // `--json` after `show` is the parent's option too (commander reads it there): take either.
+  .action((options: { json?: boolean }, command: { parent?: { opts(): { json?: boolean } } }) =>
+    lazy(
+      codec$,
+      "showCommand",
+    )({ json: options.json === true || command.parent?.opts().json === true }),
+  );
+codec
+  .command("set")
+  .description(
+    "on: seal the namespace's new values (every process needs REWIND_CODEC_KEYS); off: store new ones in the clear",
+  )
+  .argument("<on|off>")
+  .action(lazy(codec$, "setCommand"));
+
 program
   .command("quarantine-service")
   .description(
@@ -357,6 +384,7 @@ const CLIENT_COMMANDS = new Set([
   "epochs",
   "mcp",
   "limits",
+  "codec",
 ]);
 const clientHelp =
   "\nTalks to REWIND_URL (default http://localhost:7420) with REWIND_TOKEN (default: the token rewind dev saved in .rewind/token).";

@@ -17,6 +17,8 @@ export const serviceEnv = {
   ),
   REWIND_REDIS_PREFIX: z.string().default("rewind"),
   REWIND_BLOB_URL: z.string().optional(),
+  /** The payload codec's keys, `id:base64key,…` (docs/codec.md); checked when the store opens. */
+  REWIND_CODEC_KEYS: z.string().default(""),
   REWIND_HOST: z.string().default("127.0.0.1"),
 };
 

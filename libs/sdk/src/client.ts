@@ -4,6 +4,8 @@ import type {
   CreatedToken,
   EpochCheckView,
   LimitsView,
+  CodecView,
+  SetCodec,
   MigrateEpoch,
   SetLimits,
   TokenList,
@@ -231,6 +233,13 @@ export class Rewind {
     get: () => this.request<LimitsView>("GET", "/v1/limits"),
     /** Sets some (null: back to the default; needs `operate`); the others are kept. */
     set: (changes: SetLimits) => this.request<LimitsView>("POST", "/v1/limits", changes),
+  };
+
+  /** The namespace's payload codec (values sealed at rest): whether it is on, and the key ids. */
+  readonly codec = {
+    get: () => this.request<CodecView>("GET", "/v1/codec"),
+    /** Switches it on or off for new values (needs `operate`). */
+    set: (setting: SetCodec) => this.request<CodecView>("POST", "/v1/codec", setting),
   };
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -36,6 +36,8 @@ export type {
   ForkedRun,
   InboxAccepted,
   LimitsView,
+  CodecView,
+  SetCodec,
   ListRunsFilter,
   PendingRequest,
   PendingRequest as PendingQuarantineRequest,

@@ -1,5 +1,5 @@
 import type { ErrorData } from "@rewind/core";
-import { encodeEntry, type EncodedValue, type EntryRow } from "./encoding.js";
+import { encodeEntry, type EncodedValue, type EntryRow, type Seal } from "./encoding.js";
 import type { SqlClient } from "./sql.js";
 import type { AppendOutcome, RunAppend } from "./store.js";
 import type { ValueRow } from "./values.js";
@@ -11,7 +11,7 @@ const PLAIN_KINDS = new Set(["call", "call.result", "call.error", "output"]);
  * The rows of an append that needs nothing but journal rows (no value stored apart, no timer, no
  * inbox item, no end), or undefined.
  */
-export function plainStep(append: RunAppend): EntryRow[] | undefined {
+export function plainStep(append: RunAppend, seal: Seal): EntryRow[] | undefined {
   if (append.entries.length === 0 || append.entries.length > 8) return undefined;
   if ((append.inboxConsumed?.length ?? 0) > 0) return undefined;
   if (append.releaseLease === true) return undefined;
@@ -19,7 +19,7 @@ export function plainStep(append: RunAppend): EntryRow[] | undefined {
   const rows: EntryRow[] = [];
   for (const entry of append.entries) {
     if (!PLAIN_KINDS.has(entry.kind)) return undefined;
-    const { row, value } = encodeEntry(entry);
+    const { row, value } = encodeEntry(entry, seal);
     if (value !== undefined) return undefined;
     rows.push(row);
   }
@@ -140,6 +140,7 @@ const LAST_DUE_MS = 8.64e15;
 export async function encodeAppend(
   append: RunAppend,
   prepare: (values: readonly EncodedValue[]) => Promise<ValueRow[]>,
+  seal: Seal,
 ) {
   const rows: EntryRow[] = [];
   const encoded: EncodedValue[] = [];
@@ -150,7 +151,7 @@ export async function encodeAppend(
   let resultJson: string | undefined;
   let error: ErrorData | undefined;
   for (const entry of append.entries) {
-    const { row, value, inline } = encodeEntry(entry);
+    const { row, value, inline } = encodeEntry(entry, seal);
     rows.push(row);
     if (value) encoded.push(value);
     switch (entry.kind) {

@@ -5,6 +5,13 @@ import {
   type Json,
   type JournalEntry,
 } from "@rewind/core";
+import { openText, type PayloadCodec } from "./codec.js";
+
+/**
+ * How a run's values are sealed before they are stored (the payload codec, codec.ts), or
+ * undefined for plain canonical JSON: the store decides it per namespace.
+ */
+export type Seal = ((canonical: string) => string) | undefined;
 
 /** Values above this size live in the blob store, not in the database row. */
 export const INLINE_VALUE_LIMIT = 64 * 1024;
@@ -28,6 +35,7 @@ const VALUE_FIELDS: Partial<Record<JournalEntry["kind"], string>> = {
 
 export interface EncodedValue {
   ref: string;
+  /** The text stored: the value's canonical JSON, or that sealed by the payload codec. */
   canonical: string;
   size: number;
 }
@@ -41,10 +49,16 @@ export interface EntryRow {
 }
 
 /**
- * An entry as a row: a small value inline as canonical text, a larger one replaced by its
- * reference (and returned beside the row, to be stored once).
+ * An entry as a row: a small value inline as its stored text, a larger one replaced by its
+ * reference (and returned beside the row, to be stored once). Under a seal the stored text is the
+ * sealed value and the reference is the hash of that text, never of the plaintext: the IV is
+ * random, so two namespaces (or two runs) storing the same value store two unrelated rows, and
+ * nothing in the database tells that their values are equal (docs/codec.md).
  */
-export function encodeEntry(entry: JournalEntry): {
+export function encodeEntry(
+  entry: JournalEntry,
+  seal?: Seal,
+): {
   row: EntryRow;
   value?: EncodedValue;
   inline?: string;
@@ -52,27 +66,42 @@ export function encodeEntry(entry: JournalEntry): {
   const { seq, kind, at, callsite, ...rest } = entry as JournalEntry & Record<string, unknown>;
   const body: Record<string, unknown> = rest;
   delete body.kind;
-  const field = VALUE_FIELDS[kind];
   const row = { seq, kind, at, callsite: callsite ?? null, body };
+  if (seal !== undefined && kind === "output") {
+    // Console output is not JSON (a script may print anything, `rwc1:` too): sealed, it moves
+    // to a field of its own.
+    body.textSealed = seal(body.text as string);
+    delete body.text;
+    return { row };
+  }
+  if (seal !== undefined && kind === "run.quarantined") {
+    // A divergence report quotes the run's values (short forms of arguments): sealed too. Its
+    // reason stays in the clear beside it, for the counts by reason (quarantine.ts).
+    const report = body.report as { reason?: unknown } | null;
+    body.reportSealed = seal(canonicalize(report));
+    delete body.report;
+    if (typeof report?.reason === "string") body.reason = report.reason;
+    return { row };
+  }
+  const field = VALUE_FIELDS[kind];
   if (field === undefined) return { row };
   const canonical = canonicalize(body[field]);
   delete body[field];
-  if (canonical.length <= IN_ENTRY_LIMIT) {
-    body[`${field}Json`] = canonical;
-    return { row, inline: canonical };
+  const text = seal === undefined ? canonical : seal(canonical);
+  if (text.length <= IN_ENTRY_LIMIT) {
+    body[`${field}Json`] = text;
+    return { row, inline: text };
   }
-  const value = {
-    ref: valueRefOfCanonical(canonical),
-    canonical,
-    size: Buffer.byteLength(canonical),
-  };
+  const value = { ref: valueRefOfCanonical(text), canonical: text, size: Buffer.byteLength(text) };
   body[`${field}Ref`] = value.ref;
   return { row, value };
 }
 
-export function encodeValue(json: Json): EncodedValue {
+/** A value stored apart (a signal's payload), sealed under `seal`. */
+export function encodeValue(json: Json, seal?: Seal): EncodedValue {
   const canonical = canonicalize(json);
-  return { ref: valueRefOfCanonical(canonical), canonical, size: Buffer.byteLength(canonical) };
+  const text = seal === undefined ? canonical : seal(canonical);
+  return { ref: valueRefOfCanonical(text), canonical: text, size: Buffer.byteLength(text) };
 }
 
 /** The reference a row's body holds, if its value is stored apart. */
@@ -81,8 +110,15 @@ export function refOf(row: Pick<EntryRow, "kind" | "body">): string | undefined 
   return field === undefined ? undefined : (row.body[`${field}Ref`] as string | undefined);
 }
 
-/** A row back to an entry, its value read inline or looked up by reference. */
-export function decodeEntry(row: EntryRow, valueOf: (ref: string) => Json): JournalEntry {
+/**
+ * A row back to an entry, its value read inline or looked up by reference (`valueOf` answers
+ * opened values), a sealed one opened with `codec`.
+ */
+export function decodeEntry(
+  row: EntryRow,
+  valueOf: (ref: string) => Json,
+  codec: PayloadCodec | undefined,
+): JournalEntry {
   const body = { ...row.body };
   const field = VALUE_FIELDS[row.kind as JournalEntry["kind"]];
   if (field !== undefined) {
@@ -91,7 +127,16 @@ export function decodeEntry(row: EntryRow, valueOf: (ref: string) => Json): Jour
     delete body[`${field}Json`];
     delete body[`${field}Ref`];
     body[field] =
-      typeof inline === "string" ? (JSON.parse(inline) as Json) : valueOf(ref as string);
+      typeof inline === "string"
+        ? (JSON.parse(openText(inline, codec)) as Json)
+        : valueOf(ref as string);
+  } else if (typeof body.textSealed === "string") {
+    body.text = openText(body.textSealed, codec);
+    delete body.textSealed;
+  } else if (typeof body.reportSealed === "string") {
+    body.report = openReport(body, codec);
+    delete body.reportSealed;
+    delete body.reason;
   }
   const entry = { ...body, seq: row.seq, kind: row.kind, at: Number(row.at) } as Record<
     string,
@@ -99,4 +144,10 @@ export function decodeEntry(row: EntryRow, valueOf: (ref: string) => Json): Jour
   >;
   if (row.callsite !== null) entry.callsite = row.callsite;
   return orderEntry(entry as unknown as JournalEntry);
+}
+
+/** A run.quarantined row's report: in the clear, or sealed with its reason beside it. */
+export function openReport(body: Record<string, unknown>, codec: PayloadCodec | undefined): Json {
+  if (typeof body.reportSealed !== "string") return (body.report as Json | undefined) ?? null;
+  return JSON.parse(openText(body.reportSealed, codec)) as Json;
 }

@@ -49,5 +49,7 @@ export { S3BlobStore, type S3BlobStoreOptions } from "./s3-blobs.js";
 export { blobStoreFromUrl, parseBlobUrl, type BlobLocation } from "./blob-url.js";
 export { SqlStore } from "./sql-store.js";
 export type { NamespaceLimits } from "./limits.js";
+export { PayloadCodec, codecFromKeys, isSealed, CODEC_KEYS_ENV, SEALED_PREFIX } from "./codec.js";
+export { CODEC_SETTING_CACHE_MS, type CodecSetting } from "./codec-settings.js";
 export type { SqlClient } from "./sql.js";
 export { databaseUnavailable } from "./unavailable.js";

@@ -1,8 +1,9 @@
-import type { Json } from "@rewind/core";
+import type { Json, JournalEntry } from "@rewind/core";
 import { decodeEntry, refOf, type EntryRow } from "./encoding.js";
 import { runRowFromJson, toRecord } from "./run-rows.js";
 import type { SqlClient } from "./sql.js";
-import type { Lease, LoadedRun } from "./store.js";
+import type { ValueReader } from "./values.js";
+import type { Lease, LoadedRun, RunRecord } from "./store.js";
 
 export interface LeaseOptions {
   /** Take it whatever its state: for a process that knows every other owner is gone. */
@@ -45,21 +46,33 @@ export async function acquire(
   ttlMs: number,
   options: LeaseOptions,
 ): Promise<Lease | undefined> {
-  const rows = await sql.query<{ token: string; last_seq: number; attempts: number }>(
+  const rows = await sql.query<{
+    token: string;
+    last_seq: number;
+    attempts: number;
+    namespace: string;
+  }>(
     `${TAKE_LEASE}
-     RETURNING lease_token AS token, attempts, journal.last_seq`,
+     RETURNING lease_token AS token, attempts, journal.last_seq, namespace`,
     params(runId, owner, ttlMs, options),
   );
   const row = rows[0];
   return row === undefined
     ? undefined
-    : { runId, owner, token: Number(row.token), lastSeq: row.last_seq, attempts: row.attempts };
+    : {
+        runId,
+        owner,
+        token: Number(row.token),
+        lastSeq: row.last_seq,
+        attempts: row.attempts,
+        namespace: row.namespace,
+      };
 }
 
 /** The lease and, in the same round trip, the run, its journal and its pending inbox. */
 export async function load(
   sql: SqlClient,
-  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  reader: ValueReader,
   runId: string,
   owner: string,
   ttlMs: number,
@@ -90,10 +103,28 @@ export async function load(
     ...row.journal.map(refOf).filter((ref): ref is string => ref !== undefined),
     ...row.inbox.map((item) => item.payload_ref),
   ];
-  const values = await loadValues([...new Set(refs)]);
-  const journal = row.journal.map((entry) => decodeEntry(entry, (ref) => values.get(ref) as Json));
-  const lastSeq = journal.at(-1)?.seq ?? 1;
   const run = runRowFromJson(row.run);
+  let values: Map<string, Json>;
+  let journal: JournalEntry[];
+  let record: RunRecord;
+  try {
+    values = await reader.load([...new Set(refs)]);
+    journal = row.journal.map((entry) =>
+      decodeEntry(entry, (ref) => values.get(ref) as Json, reader.codec),
+    );
+    record = await toRecord(run, journal.at(-1)?.seq ?? 1, reader);
+  } catch (error) {
+    // A value this process cannot open (a payload codec key it lacks): the run is not at fault.
+    // Hand the lease back at once, and the attempt with it, so a process that has the key takes
+    // the run (or this one, once the key is set) and the crash-loop count is left as it was.
+    await sql.query(
+      `UPDATE rw_runs SET lease_owner = NULL, lease_expires_at = NULL, attempts = greatest(attempts - 1, 0)
+        WHERE id = $1 AND lease_owner = $2 AND lease_token = $3`,
+      [runId, owner, run.leaseToken],
+    );
+    throw error;
+  }
+  const lastSeq = journal.at(-1)?.seq ?? 1;
   return {
     lease: {
       runId,
@@ -101,9 +132,10 @@ export async function load(
       token: run.leaseToken,
       lastSeq,
       attempts: run.attempts,
+      namespace: run.namespace,
       deaths: { count: run.deaths, seq: run.deathSeq, cause: run.deathCause },
     },
-    record: await toRecord(run, lastSeq, loadValues),
+    record,
     journal,
     inbox: row.inbox.map((item) => ({
       id: Number(item.id),

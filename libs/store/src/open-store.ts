@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { BlobStore } from "./blobs.js";
 import { blobStoreFromUrl } from "./blob-url.js";
+import { CODEC_KEYS_ENV, codecFromKeys } from "./codec.js";
 import { checkSchema, migrate } from "./migrate.js";
 import { pgliteClient, postgresClient, type SqlClient } from "./sql.js";
 import { SqlStore } from "./sql-store.js";
@@ -18,6 +19,11 @@ export interface StoreConfig {
   /** Apply migrations first (the embedded default does; production runs `rewind migrate`). */
   migrate?: boolean;
   poolSize?: number;
+  /**
+   * `REWIND_CODEC_KEYS`: the payload codec's keys (`id:base64key,…`, the first seals); unset
+   * reads the process's environment, "" means none (docs/codec.md).
+   */
+  codecKeys?: string;
 }
 
 export async function openSqlClient(config: StoreConfig): Promise<SqlClient> {
@@ -27,8 +33,9 @@ export async function openSqlClient(config: StoreConfig): Promise<SqlClient> {
 
 /** Opens the store the configuration names and checks its schema version. */
 export async function openStore(config: StoreConfig): Promise<Store> {
-  // Before the database: a malformed REWIND_BLOB_URL fails without a client to close.
+  // Before the database: a malformed REWIND_BLOB_URL or key list fails without a client to close.
   const blobs = config.blobs ?? blobStoreFromUrl(config.blobUrl, config.dataDir ?? ".rewind");
+  const codec = codecFromKeys(config.codecKeys ?? process.env[CODEC_KEYS_ENV]);
   const client = await openSqlClient(config);
   try {
     if (config.migrate) await migrate(client);
@@ -37,5 +44,5 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     await client.close();
     throw error;
   }
-  return new SqlStore(client, blobs);
+  return new SqlStore(client, blobs, codec);
 }

@@ -6,7 +6,8 @@
  * signals and cancels only).
  */
 import { RewindError, type Json } from "@rewind/core";
-import { INLINE_VALUE_LIMIT, encodeValue } from "./encoding.js";
+import type { PayloadCodec } from "./codec.js";
+import { INLINE_VALUE_LIMIT, encodeValue, openReport } from "./encoding.js";
 import type { SqlClient } from "./sql.js";
 import type { RunRecord, RunStatus } from "./store.js";
 
@@ -136,6 +137,7 @@ export async function dismissQuarantineRequests(
 export async function withReports(
   sql: SqlClient,
   runs: readonly RunRecord[],
+  codec: PayloadCodec | undefined,
 ): Promise<QuarantinedRun[]> {
   if (runs.length === 0) return [];
   const ids = runs.map((run) => run.id);
@@ -143,7 +145,7 @@ export async function withReports(
     run_id: string;
     seq: number;
     at: string;
-    body: { report?: Json };
+    body: Record<string, unknown>;
   }>(
     `SELECT DISTINCT ON (run_id) run_id, seq, at, body FROM rw_journal
       WHERE run_id = ANY($1) AND kind = 'run.quarantined' ORDER BY run_id, seq DESC`,
@@ -159,7 +161,7 @@ export async function withReports(
         run,
         seq: entry.seq,
         at: Number(entry.at),
-        report: entry.body.report ?? null,
+        report: openReport(entry.body, codec),
         pending: pending.filter((request) => request.runId === run.id),
       },
     ];
@@ -169,7 +171,7 @@ export async function withReports(
 /** Quarantined runs by epoch and by the reason their latest report gives. */
 export async function quarantineCounts(sql: SqlClient): Promise<QuarantineCount[]> {
   return sql.query<QuarantineCount>(
-    `SELECT r.epoch, COALESCE(j.body->'report'->>'reason', 'divergence') AS reason, count(*)::int AS runs
+    `SELECT r.epoch, COALESCE(j.body->'report'->>'reason', j.body->>'reason', 'divergence') AS reason, count(*)::int AS runs
        FROM rw_runs r
        JOIN LATERAL (SELECT body FROM rw_journal
                       WHERE run_id = r.id AND kind = 'run.quarantined'

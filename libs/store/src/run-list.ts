@@ -1,6 +1,6 @@
-import type { Json } from "@rewind/core";
 import { runRowFromJson, toRecord } from "./run-rows.js";
 import type { SqlClient } from "./sql.js";
+import type { ValueReader } from "./values.js";
 import type { ListRunsFilter, RunRecord, RunStatus, RunsQuery } from "./store.js";
 
 /** The most runs one page may hold, whatever the caller asks. */
@@ -50,19 +50,19 @@ type RunAndScript = { run: Record<string, unknown>; script: string | null };
 /** One run with its script's file name, in one query. */
 export async function getRun(
   sql: SqlClient,
-  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  values: ValueReader,
   id: string,
 ): Promise<RunRecord | undefined> {
   const rows = await sql.query<RunAndScript>(
     `SELECT to_jsonb(r) AS run, s.entry AS script ${FROM} WHERE r.id = $1`,
     [id],
   );
-  return (await records(sql, loadValues, rows))[0];
+  return (await records(sql, values, rows))[0];
 }
 
 export async function listRuns(
   sql: SqlClient,
-  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  values: ValueReader,
   filter: ListRunsFilter,
 ): Promise<RunRecord[]> {
   const { conditions, params, param } = where(filter, { status: true });
@@ -75,12 +75,12 @@ export async function listRuns(
      ORDER BY r.id ${oldest ? "ASC" : "DESC"} LIMIT ${limit}`,
     params,
   );
-  return records(sql, loadValues, rows);
+  return records(sql, values, rows);
 }
 
 async function records(
   sql: SqlClient,
-  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  values: ValueReader,
   rows: RunAndScript[],
 ): Promise<RunRecord[]> {
   const ids = rows.map((row) => row.run.id as string);
@@ -92,11 +92,7 @@ async function records(
   const last = new Map(lasts.map((r) => [r.run_id, r.last]));
   return Promise.all(
     rows.map(async ({ run, script }) => {
-      const record = await toRecord(
-        runRowFromJson(run),
-        last.get(run.id as string) ?? 1,
-        loadValues,
-      );
+      const record = await toRecord(runRowFromJson(run), last.get(run.id as string) ?? 1, values);
       if (script !== null) record.script = script;
       return record;
     }),

@@ -1,5 +1,7 @@
 import type { ErrorData, Json } from "@rewind/core";
+import { openText } from "./codec.js";
 import type * as schema from "./schema.js";
+import type { ValueReader } from "./values.js";
 import type { RunRecord, RunStatus } from "./store.js";
 
 export type RunRow = typeof schema.runs.$inferSelect;
@@ -8,7 +10,7 @@ export type RunRow = typeof schema.runs.$inferSelect;
 export async function toRecord(
   row: RunRow,
   lastSeq: number,
-  loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>,
+  values: ValueReader,
 ): Promise<RunRecord> {
   const record: RunRecord = {
     id: row.id,
@@ -24,9 +26,10 @@ export async function toRecord(
     updatedAt: row.updatedAt,
   };
   if (row.parentId !== null) record.parent = { runId: row.parentId, seq: row.parentSeq ?? 0 };
-  if (row.resultJson !== null) record.result = JSON.parse(row.resultJson) as Json;
+  if (row.resultJson !== null)
+    record.result = JSON.parse(openText(row.resultJson, values.codec)) as Json;
   else if (row.resultRef !== null)
-    record.result = (await loadValues([row.resultRef])).get(row.resultRef)!;
+    record.result = (await values.load([row.resultRef])).get(row.resultRef)!;
   if (row.error !== null) record.error = row.error as ErrorData;
   if (row.endedAt !== null) record.endedAt = row.endedAt;
   if (row.expiresAt !== null) record.expiresAt = row.expiresAt;

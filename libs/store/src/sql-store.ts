@@ -1,7 +1,22 @@
 import { and, eq } from "drizzle-orm";
-import { DEFAULT_SCOPES, RewindError, type Json, type JournalEntry } from "@rewind/core";
+import {
+  DEFAULT_SCOPES,
+  RewindError,
+  canonicalize,
+  type Json,
+  type JournalEntry,
+} from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
-import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./encoding.js";
+import { isKeyedDigest, matchesKeyedDigest, openText, type PayloadCodec } from "./codec.js";
+import { CodecSettings, type CodecSetting } from "./codec-settings.js";
+import {
+  decodeEntry,
+  encodeEntry,
+  encodeValue,
+  refOf,
+  type EntryRow,
+  type Seal,
+} from "./encoding.js";
 import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
 import * as projections from "./projections.js";
@@ -49,15 +64,17 @@ import type {
 export class SqlStore implements Store {
   private readonly scripts = new Map<string, StoredScript>();
   private readonly values: ValueRows;
-  private readonly loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>;
+  private readonly codecs: CodecSettings;
   private readonly tokens = new Map<string, { grant: TokenGrant; until: number }>();
 
   constructor(
     private readonly sql: SqlClient,
     private readonly blobs: BlobStore,
+    /** The payload codec's keys (REWIND_CODEC_KEYS), if this process has any (codec.ts). */
+    codec?: PayloadCodec,
   ) {
-    this.values = new ValueRows(sql, blobs);
-    this.loadValues = (refs) => this.values.load(refs);
+    this.values = new ValueRows(sql, blobs, codec);
+    this.codecs = new CodecSettings(sql, codec);
   }
 
   get kind() {
@@ -107,6 +124,29 @@ export class SqlStore implements Store {
   async setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits> {
     await this.ensureNamespace(namespace);
     return limits.setLimits(this.sql, namespace, changes);
+  }
+
+  getCodec(namespace: string): Promise<CodecSetting> {
+    return this.codecs.get(namespace);
+  }
+
+  async setCodec(namespace: string, enabled: boolean): Promise<CodecSetting> {
+    await this.ensureNamespace(namespace);
+    return this.codecs.set(namespace, enabled);
+  }
+
+  /** How values appended under this lease are sealed: by its namespace's codec setting. */
+  private async sealOf(lease: Lease): Promise<Seal> {
+    const namespace = lease.namespace ?? (await this.namespaceOf(lease.runId));
+    return namespace === undefined ? undefined : this.codecs.sealFor(namespace);
+  }
+
+  private async namespaceOf(runId: string): Promise<string | undefined> {
+    const rows = await this.sql.query<{ namespace: string }>(
+      "SELECT namespace FROM rw_runs WHERE id = $1",
+      [runId],
+    );
+    return rows[0]?.namespace;
   }
 
   startLoad(namespace: string): Promise<{ inFlight: number; lastSecond: number }> {
@@ -164,7 +204,7 @@ export class SqlStore implements Store {
   async createRun({
     started,
     ttlMs,
-    idempotency,
+    idempotency: requested,
     traceparent: traceparentHeader,
   }: {
     started: JournalEntry & { kind: "run.started" };
@@ -172,7 +212,13 @@ export class SqlStore implements Store {
     idempotency?: StartKey;
     traceparent?: string;
   }): Promise<CreateRunOutcome> {
-    const { row, value } = encodeEntry(started);
+    const seal = await this.codecs.sealFor(started.namespace);
+    const { row, value } = encodeEntry(started, seal);
+    // A sealed namespace keeps no plain hash of a start's request (its input) either.
+    const idempotency =
+      requested !== undefined && seal !== undefined
+        ? { ...requested, digest: this.values.codec!.keyedDigest(requested.digest) }
+        : requested;
     const traceparent = traceparentHeader ?? null;
     const run = [
       started.runId,
@@ -225,7 +271,7 @@ export class SqlStore implements Store {
         ],
       );
       if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true };
-      return this.keyedRun(started.namespace, idempotency.key);
+      return this.keyedRun(started.namespace, requested!);
     }
     const values = await this.values.prepare(value === undefined ? [] : [value]);
     const created = await this.sql.transaction(async (tx) => {
@@ -248,11 +294,11 @@ export class SqlStore implements Store {
       return true;
     });
     if (created || idempotency === undefined) return { created: true };
-    return this.keyedRun(started.namespace, idempotency.key);
+    return this.keyedRun(started.namespace, requested!);
   }
 
   /** The run a start key already names (a repeated start). */
-  private async keyedRun(namespace: string, key: string): Promise<CreateRunOutcome> {
+  private async keyedRun(namespace: string, { key, digest }: StartKey): Promise<CreateRunOutcome> {
     const rows = await this.sql.query<{ id: string; request_digest: string }>(
       "SELECT id, request_digest FROM rw_runs WHERE namespace = $1 AND idempotency_key = $2",
       [namespace, key],
@@ -264,15 +310,18 @@ export class SqlStore implements Store {
         "UNAVAILABLE",
         `The run started with idempotency key ${key} went away while it was looked up: retry the request`,
       );
-    return { created: false, runId: found.id, digest: found.request_digest };
+    // Sealed, the stored digest is keyed: it answers the digest asked when that one matches.
+    const stored = found.request_digest;
+    const same = isKeyedDigest(stored) && matchesKeyedDigest(this.values.codec, stored, digest);
+    return { created: false, runId: found.id, digest: same ? digest : stored };
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {
-    return runList.getRun(this.sql, this.loadValues, id);
+    return runList.getRun(this.sql, this.values, id);
   }
 
   listRuns(filter: ListRunsFilter): Promise<RunRecord[]> {
-    return runList.listRuns(this.sql, this.loadValues, filter);
+    return runList.listRuns(this.sql, this.values, filter);
   }
 
   countRuns(query: RunsQuery): Promise<Partial<Record<RunStatus, number>>> {
@@ -285,8 +334,8 @@ export class SqlStore implements Store {
       [runId, fromSeq],
     );
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
-    const values = await this.loadValues(refs);
-    return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json));
+    const values = await this.values.load(refs);
+    return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec));
   }
 
   // ---- leases (the queries are in leases.ts)
@@ -306,7 +355,7 @@ export class SqlStore implements Store {
     ttlMs: number,
     options: LeaseOptions = {},
   ): Promise<LoadedRun | undefined> {
-    return leases.load(this.sql, this.loadValues, runId, owner, ttlMs, options);
+    return leases.load(this.sql, this.values, runId, owner, ttlMs, options);
   }
 
   renewLeases(owner: string, runIds: readonly string[], ttlMs: number): Promise<void> {
@@ -333,12 +382,13 @@ export class SqlStore implements Store {
     // statements commit on their own (each run's append is in one of them: atomic per run) and
     // run side by side on two connections.
     const plain: { index: number; append: RunAppend; rows: EntryRow[] }[] = [];
-    const other: { index: number; append: RunAppend }[] = [];
-    appends.forEach((append, index) => {
-      const rows = append.runRowUnchanged === true ? plainStep(append) : undefined;
+    const other: { index: number; append: RunAppend; seal: Seal }[] = [];
+    for (const [index, append] of appends.entries()) {
+      const seal = await this.sealOf(append.lease);
+      const rows = append.runRowUnchanged === true ? plainStep(append, seal) : undefined;
       if (rows !== undefined) plain.push({ index, append, rows });
-      else other.push({ index, append });
-    });
+      else other.push({ index, append, seal });
+    }
     // Nothing but plain steps (a hot run's, on an idle worker): straight to their statement.
     if (other.length === 0) return commitPlainSteps(this.sql, plain);
     const outcomes: AppendOutcome[] = new Array<AppendOutcome>(appends.length);
@@ -350,8 +400,8 @@ export class SqlStore implements Store {
     const otherDone = async () => {
       if (other.length === 0) return;
       const batch = [];
-      for (const { append } of other)
-        batch.push(await encodeAppend(append, (v) => this.values.prepare(v)));
+      for (const { append, seal } of other)
+        batch.push(await encodeAppend(append, (v) => this.values.prepare(v), seal));
       const { rows } = await this.sql.execute<{ results: AppendOutcome[] }>(
         "rw_commit",
         "SELECT rw_commit($1::jsonb) AS results",
@@ -367,7 +417,9 @@ export class SqlStore implements Store {
     runId: string,
     item: { kind: "signal" | "cancel"; name?: string; payload?: Json },
   ): Promise<number> {
-    const value = encodeValue(item.payload ?? null);
+    const namespace = await this.namespaceOf(runId);
+    const seal = namespace === undefined ? undefined : await this.codecs.sealFor(namespace);
+    const value = encodeValue(item.payload ?? null, seal);
     const [prepared] = await this.values.prepare([value]);
     return this.sql.transaction(async (tx) => {
       await this.values.insert(tx, runId, [prepared!]);
@@ -390,7 +442,7 @@ export class SqlStore implements Store {
       "SELECT id, kind, name, payload_ref FROM rw_inbox WHERE run_id = $1 AND consumed_seq IS NULL AND kind IN ('signal', 'cancel') ORDER BY id",
       [runId],
     );
-    const values = await this.loadValues(rows.map((r) => r.payload_ref));
+    const values = await this.values.load(rows.map((r) => r.payload_ref));
     return rows.map((r) => ({
       id: Number(r.id),
       runId,
@@ -530,12 +582,29 @@ export class SqlStore implements Store {
     return epochMoves.touchEpochCheck(this.sql, id, owner);
   }
 
-  finishEpochCheck(id: number, owner: string, report: EpochCheckReport) {
-    return epochMoves.finishEpochCheck(this.sql, id, owner, report);
+  async finishEpochCheck(id: number, owner: string, report: EpochCheckReport) {
+    // A verdict's message quotes the run's values (a divergence's short forms): sealed with the
+    // namespace's values, as { sealed } in the report's column.
+    const rows = await this.sql.query<{ namespace: string }>(
+      "SELECT namespace FROM rw_epoch_checks WHERE id = $1",
+      [id],
+    );
+    const seal = rows[0] === undefined ? undefined : await this.codecs.sealFor(rows[0].namespace);
+    const stored =
+      seal === undefined
+        ? report
+        : ({ sealed: seal(canonicalize(report)) } as unknown as EpochCheckReport);
+    return epochMoves.finishEpochCheck(this.sql, id, owner, stored);
   }
 
-  getEpochCheck(namespace: string, id: number) {
-    return epochMoves.getEpochCheck(this.sql, namespace, id);
+  async getEpochCheck(namespace: string, id: number) {
+    const check = await epochMoves.getEpochCheck(this.sql, namespace, id);
+    const sealed = (check?.report as { sealed?: unknown } | null | undefined)?.sealed;
+    if (check === undefined || typeof sealed !== "string") return check;
+    return {
+      ...check,
+      report: JSON.parse(openText(sealed, this.values.codec)) as EpochCheckReport,
+    };
   }
 
   openRunsOfEpoch(namespace: string, epoch: number, limit: number, afterId?: string) {
@@ -601,7 +670,11 @@ export class SqlStore implements Store {
   }
 
   async commitRelease(append: RunAppend, epoch: number): Promise<AppendOutcome> {
-    const encoded = await encodeAppend(append, (v) => this.values.prepare(v));
+    const encoded = await encodeAppend(
+      append,
+      (v) => this.values.prepare(v),
+      await this.sealOf(append.lease),
+    );
     // The epoch moves only with the entry that says so: both commit, or neither.
     return this.sql.transaction(async (tx) => {
       const rows = await tx.query<{ results: AppendOutcome[] }>(
@@ -617,7 +690,7 @@ export class SqlStore implements Store {
 
   async listQuarantined(filter: Omit<ListRunsFilter, "status">): Promise<QuarantinedRun[]> {
     const runs = await this.listRuns({ ...filter, status: "quarantined" });
-    return quarantine.withReports(this.sql, runs);
+    return quarantine.withReports(this.sql, runs, this.values.codec);
   }
 
   quarantineCounts(): Promise<QuarantineCount[]> {

@@ -8,6 +8,7 @@ import type {
 } from "./quarantine.js";
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 import type { NamespaceLimits } from "./limits.js";
+import type { CodecSetting } from "./codec-settings.js";
 import type { TokenGrant, TokenInfo } from "./tokens.js";
 import type { LiveWorker } from "./workers.js";
 import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
@@ -74,6 +75,11 @@ export interface Lease {
   runId: string;
   owner: string;
   token: number;
+  /**
+   * The run's namespace, as the store read it with the lease: appends seal values by its payload
+   * codec setting (absent on a lease made by hand: the store looks it up).
+   */
+  namespace?: string;
   /** The journal's last seq when the lease was taken. */
   lastSeq: number;
   /**
@@ -197,6 +203,13 @@ export interface Store {
   grant(token: string): Promise<TokenGrant | undefined>;
   /** The limits a namespace set for itself (null: the default of the enforcing process). */
   getLimits(namespace: string): Promise<NamespaceLimits>;
+  /** A namespace's payload codec setting, and the key ids this process holds (docs/codec.md). */
+  getCodec(namespace: string): Promise<CodecSetting>;
+  /**
+   * Switches a namespace's payload codec on or off (new values only: what is stored stays as it
+   * is, readable either way). On is refused where this process holds no keys.
+   */
+  setCodec(namespace: string, enabled: boolean): Promise<CodecSetting>;
   /** Sets some of a namespace's limits (null: back to the default); answers them all. */
   setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits>;
   /** The namespace's open runs, and the runs it created in the last second. */

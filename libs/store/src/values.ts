@@ -1,20 +1,31 @@
 import { RewindError, type Json } from "@rewind/core";
 import type { BlobStore } from "./blobs.js";
+import { openText, type PayloadCodec } from "./codec.js";
 import { INLINE_VALUE_LIMIT, type EncodedValue } from "./encoding.js";
 import type { SqlClient } from "./sql.js";
 
-/** A value as stored: its canonical JSON text inline, or the key of the blob holding it. */
+/**
+ * A value as stored: its text inline (canonical JSON, or sealed by the payload codec), or the key
+ * of the blob holding that text.
+ */
 export type ValueRow = { ref: string; body: string | null; blobKey: string | null; size: number };
+
+/** What reads a run's values back: the rows stored apart, and the codec that opens sealed text. */
+export interface ValueReader {
+  load(refs: readonly string[]): Promise<Map<string, Json>>;
+  readonly codec: PayloadCodec | undefined;
+}
 
 /**
  * Values stored apart from their entries (larger than an inline value), once each, by reference;
  * the largest in the blob store. A run keeps a row per value it uses, so retention knows which
  * values no run needs any more.
  */
-export class ValueRows {
+export class ValueRows implements ValueReader {
   constructor(
     private readonly sql: SqlClient,
     private readonly blobs: BlobStore,
+    readonly codec: PayloadCodec | undefined,
   ) {}
 
   /** Large values go to the blob store first: the row that refers to a blob commits after it. */
@@ -58,8 +69,8 @@ export class ValueRows {
       blob_key: string | null;
     }>("SELECT ref, body, blob_key FROM rw_values WHERE ref = ANY($1)", [refs]);
     for (const row of rows) {
-      const canonical = row.blob_key === null ? row.body! : await this.blobs.get(row.blob_key);
-      values.set(row.ref, JSON.parse(canonical) as Json);
+      const text = row.blob_key === null ? row.body! : await this.blobs.get(row.blob_key);
+      values.set(row.ref, JSON.parse(openText(text, this.codec)) as Json);
     }
     for (const ref of refs) {
       if (!values.has(ref))

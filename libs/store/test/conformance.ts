@@ -7,13 +7,22 @@
 import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
-import { checkSchema, tokenIdOf, type SqlClient, type Store } from "../src/index.js";
+import {
+  checkSchema,
+  tokenIdOf,
+  type BlobStore,
+  type SqlClient,
+  type Store,
+} from "../src/index.js";
+import { codecConformance } from "./codec-conformance.js";
 import { quarantineConformance } from "./quarantine-conformance.js";
 
 export interface Backend {
   open(): Promise<{
     store: Store;
     sql: SqlClient;
+    /** The store's blob store (the payload codec's tests open stores of their own over it). */
+    blobs: BlobStore;
     /** How many blobs the store's blob store holds; rejects if the blob store itself is gone. */
     countBlobs(): Promise<number>;
     close(): Promise<void>;
@@ -57,11 +66,12 @@ export function conformance(name: string, backend: Backend): void {
   describe(`store conformance: ${name}`, () => {
     let store: Store;
     let sql: SqlClient;
+    let blobs: BlobStore;
     let countBlobs: () => Promise<number>;
     let close: () => Promise<void>;
 
     beforeAll(async () => {
-      ({ store, sql, countBlobs, close } = await backend.open());
+      ({ store, sql, blobs, countBlobs, close } = await backend.open());
       await store.putScript("default", {
         hash: "sha256:script",
         entry: "s.ts",
@@ -655,6 +665,7 @@ export function conformance(name: string, backend: Backend): void {
         token: lease.token + 1,
         lastSeq: 2,
         attempts: 1, // the commit was progress: this load is the first attempt since
+        namespace: "default",
         deaths: { count: 0, seq: 0, cause: null },
       });
       expect(loaded.record).toEqual({
@@ -804,6 +815,7 @@ export function conformance(name: string, backend: Backend): void {
     });
 
     quarantineConformance(() => store);
+    codecConformance(() => ({ sql, blobs, store }));
 
     it("refuses a database whose schema is newer than this build", async () => {
       await sql.query(

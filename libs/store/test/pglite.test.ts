@@ -10,10 +10,12 @@ conformance("PGlite", {
     const sql = await openSqlClient({ dataDir: dir });
     await migrate(sql);
     const blobDir = path.join(dir, "blobs");
-    const store = new SqlStore(sql, new FolderBlobStore(blobDir));
+    const blobs = new FolderBlobStore(blobDir);
+    const store = new SqlStore(sql, blobs);
     return {
       store,
       sql,
+      blobs,
       countBlobs: () => countFolderBlobs(blobDir),
       async close() {
         await store.close();

@@ -11,10 +11,12 @@ conformance("Postgres", {
     const sql = await openSqlClient({ databaseUrl: database.url });
     await migrate(sql);
     const blobDir = mkdtempSync(path.join(tmpdir(), "rewind-blobs-"));
-    const store = new SqlStore(sql, new FolderBlobStore(blobDir));
+    const blobs = new FolderBlobStore(blobDir);
+    const store = new SqlStore(sql, blobs);
     return {
       store,
       sql,
+      blobs,
       countBlobs: () => countFolderBlobs(blobDir),
       async close() {
         await store.close();

@@ -14,13 +14,12 @@ conformance("PGlite + S3 blobs", {
     const sql = await openSqlClient({ dataDir: dir });
     await migrate(sql);
     const prefix = "conformance/blobs";
-    const store = new SqlStore(
-      sql,
-      new S3BlobStore({ client: s3.client, bucket: s3.bucket, prefix }),
-    );
+    const blobs = new S3BlobStore({ client: s3.client, bucket: s3.bucket, prefix });
+    const store = new SqlStore(sql, blobs);
     return {
       store,
       sql,
+      blobs,
       countBlobs: () => s3.countObjects(`${prefix}/`),
       async close() {
         try {

@@ -28,6 +28,7 @@ import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
+import { getCodecRoute, setCodecRoute } from "./routes/codec.js";
 
 export interface ApiOptions {
   store: Store;
@@ -109,6 +110,8 @@ const ROUTES: readonly Route[] = [
   scrapeMetrics,
   getLimitsRoute,
   setLimitsRoute,
+  getCodecRoute,
+  setCodecRoute,
 ];
 
 /**

@@ -13,7 +13,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: "INVALID_INPUT: a field is missing or wrong; `field` names it",
   429: "LIMIT_EXCEEDED: a limit of the namespace is reached; the message names it, its value and how to raise it",
   500: "SANDBOX_ERROR: the check could not finish (the script took down the process replaying it, which is replaced); the message says why",
-  503: "UNAVAILABLE: the store does not answer; retry",
+  503: "UNAVAILABLE: the store does not answer, or a value is sealed with a payload codec key this process lacks (the message names the key id); retry",
 };
 
 /** The OpenAPI 3.1 document of these routes, generated from the zod schemas they validate with. */

@@ -49,6 +49,8 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/tokens/{id}/revoke",
         "GET /v1/limits",
         "POST /v1/limits",
+        "GET /v1/codec",
+        "POST /v1/codec",
         "GET /metrics",
       ].sort(),
     );

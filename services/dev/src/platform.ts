@@ -31,6 +31,8 @@ export interface DevPlatformOptions {
   /** Key prefix on that Redis (default "rewind"). */
   redisPrefix?: string;
   toolsets?: readonly Toolset[];
+  /** The payload codec's keys (`id:base64key,…`); default: REWIND_CODEC_KEYS (docs/codec.md). */
+  codecKeys?: string;
   log?: (line: string) => void;
 }
 
@@ -57,6 +59,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     migrate: true,
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
     ...(options.blobUrl ? { blobUrl: options.blobUrl } : {}),
+    ...(options.codecKeys !== undefined ? { codecKeys: options.codecKeys } : {}),
   });
   const token = await localToken(store, dataDir);
   // Scripts run in a supervised process of their own: one that aborts it (a heap bomb) costs

@@ -127,5 +127,12 @@ export async function loadRunView(store: Store, runId: string): Promise<RunView 
     const parent = await store.projectedRun(started.parent.runId);
     parentTraceId = traceIdOfRun(started.parent.runId, parent?.traceparent ?? null);
   }
-  return { journal, projected, ...(parentTraceId !== undefined ? { parentTraceId } : {}) };
+  const sealed =
+    started?.kind === "run.started" && (await store.getCodec(started.namespace)).enabled;
+  return {
+    journal,
+    projected,
+    ...(parentTraceId !== undefined ? { parentTraceId } : {}),
+    ...(sealed ? { sealed } : {}),
+  };
 }

@@ -102,4 +102,16 @@ describe("the span model", () => {
     for (const span of spans) expect(span.traceId).toBe("0af7651916cd43dd8448eb211c80319c");
     expect(spans.at(-1)!.parentSpanId).toBe("b7ad6b7169203331");
   });
+
+  it("puts no value of a namespace that seals its values into a span (docs/codec.md)", () => {
+    const sealed = { ...view(), sealed: true };
+    const spans = spansOf(sealed, all, []);
+    const run = spans.at(-1)!;
+    expect(run.attributes["rewind.run.result"]).toBe("(sealed)");
+    const output = run.events.find((e) => e.name === "rewind.output")!;
+    expect(output.attributes["rewind.output.text"]).toBe("(sealed)");
+    expect(JSON.stringify(spans)).not.toContain('"hi"');
+    // The same run, its namespace in the clear: the values are there.
+    expect(spansOf(view(), all, []).at(-1)!.attributes["rewind.run.result"]).toBe('"ok"');
+  });
 });

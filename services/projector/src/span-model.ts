@@ -41,6 +41,11 @@ export interface RunView {
   projected: ProjectedRun;
   /** The trace id of the run's parent (a fork's), when it has one. */
   parentTraceId?: string;
+  /**
+   * The run's namespace seals its values at rest (docs/codec.md): no value goes into a span,
+   * which would carry it in the clear to the tracing backend.
+   */
+  sealed?: boolean;
 }
 
 const ZERO_SPAN = "0".repeat(16);
@@ -277,7 +282,11 @@ function runSpan(view: RunView, started: RunStartedEntry, end: JournalEntry): Mo
           "rewind.seq": entry.seq,
           "rewind.output.stream": entry.stream,
           "rewind.output.text":
-            entry.text.length > TEXT_LIMIT ? `${entry.text.slice(0, TEXT_LIMIT)}…` : entry.text,
+            view.sealed === true
+              ? "(sealed)"
+              : entry.text.length > TEXT_LIMIT
+                ? `${entry.text.slice(0, TEXT_LIMIT)}…`
+                : entry.text,
           ...codeAttributes(entry.callsite),
         },
       });
@@ -312,6 +321,7 @@ function runSpan(view: RunView, started: RunStartedEntry, end: JournalEntry): Mo
     span.statusMessage = end.error.message;
     span.attributes["error.type"] = end.error.code ?? end.error.name;
   }
-  if (end.kind === "run.completed") span.attributes["rewind.run.result"] = short(end.result);
+  if (end.kind === "run.completed")
+    span.attributes["rewind.run.result"] = view.sealed === true ? "(sealed)" : short(end.result);
   return span;
 }

@@ -45,6 +45,7 @@ export async function startQuarantineService(options: QuarantineServiceProcessOp
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     ...(config.REWIND_BLOB_URL ? { blobUrl: config.REWIND_BLOB_URL } : {}),
+    codecKeys: config.REWIND_CODEC_KEYS,
   });
   let queue: BullMqQueue;
   try {

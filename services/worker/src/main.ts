@@ -80,6 +80,7 @@ export async function startWorker(options: WorkerOptions) {
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     ...(config.REWIND_BLOB_URL ? { blobUrl: config.REWIND_BLOB_URL } : {}),
+    codecKeys: config.REWIND_CODEC_KEYS,
   });
   const queue = await BullMqQueue.connect({
     redisUrl: config.REDIS_URL,
