@@ -8,3 +8,4 @@ export * from "./replay.js";
 export * from "./epochs.js";
 export * from "./tokens.js";
 export * from "./limits.js";
+export * from "./webhooks.js";

@@ -5,6 +5,7 @@ import { decodeEntry, encodeEntry, encodeValue, refOf, type EntryRow } from "./e
 import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
 import * as projections from "./projections.js";
+import { WebhookRows } from "./webhooks.js";
 import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
 import * as quarantine from "./quarantine.js";
 import * as limits from "./limits.js";
@@ -51,12 +52,14 @@ export class SqlStore implements Store {
   private readonly values: ValueRows;
   private readonly loadValues: (refs: readonly string[]) => Promise<Map<string, Json>>;
   private readonly tokens = new Map<string, { grant: TokenGrant; until: number }>();
+  readonly webhooks: WebhookRows;
 
   constructor(
     private readonly sql: SqlClient,
     private readonly blobs: BlobStore,
   ) {
     this.values = new ValueRows(sql, blobs);
+    this.webhooks = new WebhookRows(sql);
     this.loadValues = (refs) => this.values.load(refs);
   }
 

@@ -108,8 +108,13 @@ export class Projector {
         activations: activations.get(runId) ?? [],
       });
     }
-    const delivered = await sink.deliver(batch);
-    await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
+    let delivered: number;
+    if (sink.deliverWithCursor !== undefined)
+      delivered = await sink.deliverWithCursor(batch, { from: below, to: window.nextBelow });
+    else {
+      delivered = await sink.deliver(batch);
+      await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
+    }
     progress.delivered += delivered;
     this.options.onDelivered?.(sink.name, delivered);
     return true;
