@@ -28,6 +28,8 @@ import { getRunScript } from "./routes/script.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
+import { WEBHOOK_ROUTES } from "./routes/webhooks.js";
+import { addressPolicy } from "@rewind/core/outbound-address";
 
 export interface ApiOptions {
   store: Store;
@@ -75,6 +77,11 @@ export interface ApiOptions {
    * only, without a token; the page then calls the API with the operator's token.
    */
   dashboard?: boolean;
+  /**
+   * Private, loopback or link-local CIDRs, addresses and host names webhook endpoints may use
+   * (default: REWIND_WEBHOOK_ALLOW; the projector's dispatcher reads the same variable).
+   */
+  webhookAllow?: string;
 }
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -109,6 +116,7 @@ const ROUTES: readonly Route[] = [
   scrapeMetrics,
   getLimitsRoute,
   setLimitsRoute,
+  ...WEBHOOK_ROUTES,
 ];
 
 /**
@@ -131,6 +139,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
+    webhookAddresses: addressPolicy(options.webhookAllow ?? process.env.REWIND_WEBHOOK_ALLOW),
     ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
     ...(options.onLimitsChanged ? { onLimitsChanged: options.onLimitsChanged } : {}),
     ...(options.dashboard !== false ? { dashboard: DASHBOARD_PATH } : {}),
