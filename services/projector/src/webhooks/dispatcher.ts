@@ -54,7 +54,7 @@ export class Dispatcher {
       let claimed = 0;
       try {
         // The claim outlives the attempt's bound: no second dispatcher sends it meanwhile.
-        const due = await store.webhooks.claimDue(concurrency, timeoutMs + 10_000);
+        const due = await store.webhooks.claimDue(concurrency, 2 * timeoutMs + 1_000);
         claimed = due.length;
         await Promise.all(due.map((delivery) => this.attempt(delivery)));
       } catch (error) {
