@@ -64,7 +64,9 @@ export const CreateWebhookBody = z.strictObject({
   url: z
     .string()
     .max(2000, { error: "must be at most 2000 characters" })
-    .meta({ description: "http(s) URL of the endpoint; not a private, loopback or link-local one" }),
+    .meta({
+      description: "http(s) URL of the endpoint; not a private, loopback or link-local one",
+    }),
   events: z
     .array(WebhookEventType)
     .max(WEBHOOK_EVENT_TYPES.length)

@@ -141,7 +141,9 @@ export async function checkOutboundUrl(url: string, policy: AddressPolicy): Prom
   try {
     target = new URL(url);
   } catch {
-    throw new RewindError("INVALID_INPUT", `url: ${JSON.stringify(url)} is not a URL`, { field: "url" });
+    throw new RewindError("INVALID_INPUT", `url: ${JSON.stringify(url)} is not a URL`, {
+      field: "url",
+    });
   }
   if (target.protocol !== "http:" && target.protocol !== "https:")
     throw new RewindError("INVALID_INPUT", `url: must be http: or https:, not ${target.protocol}`, {

@@ -264,9 +264,17 @@ export class Rewind {
         options,
       ),
     enable: (id: string) =>
-      this.request<WebhookEndpointView>("POST", `/v1/webhooks/${encodeURIComponent(id)}/enable`, {}),
+      this.request<WebhookEndpointView>(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(id)}/enable`,
+        {},
+      ),
     disable: (id: string) =>
-      this.request<WebhookEndpointView>("POST", `/v1/webhooks/${encodeURIComponent(id)}/disable`, {}),
+      this.request<WebhookEndpointView>(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(id)}/disable`,
+        {},
+      ),
     deliveries: (id: string, page: WebhookDeliveriesQuery = {}) =>
       this.request<WebhookDeliveryList>(
         "GET",

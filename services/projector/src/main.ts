@@ -135,7 +135,8 @@ export async function startProjectorService(options: ProjectorProcessOptions = {
           ? 0
           : Math.max(0, (now - cursor.oldestPending.getTime()) / 1000),
       );
-    if (dispatcher !== undefined) metrics.webhookPending.set({}, await store.webhooks.pendingCount());
+    if (dispatcher !== undefined)
+      metrics.webhookPending.set({}, await store.webhooks.pendingCount());
   });
   const health =
     config.REWIND_HEALTH_PORT === undefined

@@ -84,7 +84,8 @@ async function endedRun(runId: string, end: End, namespace = "default") {
             error: { name: "Error", message: "no", code: "SCRIPT_ERROR" },
           }
         : { seq: 2, kind: end, at: 2 };
-  const status = end === "run.completed" ? "completed" : end === "run.failed" ? "failed" : "cancelled";
+  const status =
+    end === "run.completed" ? "completed" : end === "run.failed" ? "failed" : "cancelled";
   const outcome = await store.commit([{ lease, afterSeq: 1, entries: [last], status }]);
   expect(outcome).toEqual(["ok"]);
 }
@@ -161,7 +162,10 @@ describe("webhooks", () => {
     }
     const hook = receiver.receipts.filter((r) => r.path === "/hook");
     verifyAll(hook, all.secret);
-    verifyAll(receiver.receipts.filter((r) => r.path === "/failures"), failures.secret);
+    verifyAll(
+      receiver.receipts.filter((r) => r.path === "/failures"),
+      failures.secret,
+    );
     expect(() => verifyAll(hook.slice(0, 1), failures.secret)).toThrow();
     // One webhook-id per event, the same body on every attempt, the payload as documented.
     const ids = new Set(hook.map((r) => r.id));
@@ -227,7 +231,10 @@ describe("webhooks", () => {
     verifyAll([receipt!], endpoint.secret);
     // A rotation that keeps nothing: one signature, the old secret no longer verifies.
     await store.webhooks.rotateSecret("default", endpoint.id, 0);
-    const due = await store.webhooks.redeliver(endpoint.id, (await store.webhooks.listDeliveries(endpoint.id, { limit: 1 }))[0]!.id);
+    const due = await store.webhooks.redeliver(
+      endpoint.id,
+      (await store.webhooks.listDeliveries(endpoint.id, { limit: 1 }))[0]!.id,
+    );
     expect(due?.status).toBe("pending");
     const again = dispatcher();
     again.start();
@@ -254,7 +261,11 @@ describe("webhooks", () => {
     });
     receiver.answer = (p) => (p === "/down" ? 503 : 200);
     await endedRun("run_d1", "run.completed");
-    const projector = new Projector({ store, sinks: [new WebhookSink(store, "http://x")], pollMs: 20 });
+    const projector = new Projector({
+      store,
+      sinks: [new WebhookSink(store, "http://x")],
+      pollMs: 20,
+    });
     const sending = dispatcher({ disableAfterMs: 500, retryMs: 50, retryMaxMs: 100 });
     projector.start();
     sending.start();
@@ -309,8 +320,12 @@ describe("webhooks", () => {
     await expect(checkOutboundUrl("http://127.0.0.1:7231/hook", closed)).rejects.toThrow(
       /^url: 127\.0\.0\.1: 127\.0\.0\.1 is a loopback address/,
     );
-    await expect(checkOutboundUrl("ftp://example.com/", closed)).rejects.toThrow(/^url: must be http/);
-    await expect(checkOutboundUrl("http://u:p@example.com/", closed)).rejects.toThrow(/no user or password/);
+    await expect(checkOutboundUrl("ftp://example.com/", closed)).rejects.toThrow(
+      /^url: must be http/,
+    );
+    await expect(checkOutboundUrl("http://u:p@example.com/", closed)).rejects.toThrow(
+      /no user or password/,
+    );
     // On send: nothing leaves for a refused address; a redirect is not followed.
     const before = receiver.receipts.length;
     const refused = await sendDelivery(receiver.url("/hook"), {}, "{}", {
@@ -364,6 +379,7 @@ describe("webhooks", () => {
       });
     let projector = start();
     const runs: string[] = [];
+    let pendingAtKill = 0;
     try {
       for (let i = 0; i < 40; i++) {
         const id = `run_k${String(i).padStart(2, "0")}`;
@@ -371,8 +387,15 @@ describe("webhooks", () => {
         runs.push(id);
         if (i === 20) {
           // Mid-stream: some of the stream delivered, some rows made and not sent, some not made.
-          await until("the stream under way", () => receiver.delivered("/stream").length > 0, 30_000);
+          await until(
+            "the stream under way",
+            () => receiver.delivered("/stream").length > 0,
+            30_000,
+          );
           await killed(projector);
+          pendingAtKill = (await store.webhooks.listDeliveries(endpoint.id, { limit: 500 })).filter(
+            (r) => r.status === "pending",
+          ).length;
           await pause(300);
           projector = start();
         }
@@ -389,7 +412,12 @@ describe("webhooks", () => {
       ).catch((error: Error) => {
         throw new Error(`${error.message}\n${log.slice(-3000)}`);
       });
-      verifyAll(receiver.receipts.filter((r) => r.path === "/stream"), endpoint.secret);
+      verifyAll(
+        receiver.receipts.filter((r) => r.path === "/stream"),
+        endpoint.secret,
+      );
+      // It died with deliveries made and not yet sent (or sent, not yet recorded: sent again).
+      expect(pendingAtKill).toBeGreaterThan(0);
       // Exactly one delivery row per event, whatever was sent twice.
       const rows = await store.webhooks.listDeliveries(endpoint.id, { limit: 500 });
       expect(rows.map((r) => r.eventId).sort()).toEqual([...expected].sort());

@@ -35,7 +35,7 @@ export async function addCommand(
     ...(options.description !== undefined ? { description: options.description } : {}),
     ...(options.disabled === true ? { enabled: false } : {}),
   });
-  if (options.json) return print(made), 0;
+  if (options.json) return (print(made), 0);
   process.stdout.write(`${line(made)}\n`);
   process.stdout.write(`secret ${made.secret}\n`);
   process.stderr.write(dim("verify each request with this secret (docs/webhooks.md)\n"));
@@ -45,7 +45,7 @@ export async function addCommand(
 /** `rewind webhooks list [--json]` */
 export async function listCommand(options: { json?: boolean }): Promise<number> {
   const { endpoints } = await client().webhooks.list();
-  if (options.json) return print({ endpoints }), 0;
+  if (options.json) return (print({ endpoints }), 0);
   if (endpoints.length === 0) {
     process.stdout.write("no webhook endpoint: add one with `rewind webhooks add <url>`\n");
     return 0;
@@ -70,7 +70,7 @@ export async function rotateCommand(
     id,
     options.keepPrevious !== undefined ? { keepPrevious: options.keepPrevious } : {},
   );
-  if (options.json) return print(rotated), 0;
+  if (options.json) return (print(rotated), 0);
   process.stdout.write(`secret ${rotated.secret}\n`);
   process.stderr.write(
     dim(
@@ -99,7 +99,7 @@ export async function deliveriesCommand(
 ): Promise<number> {
   if (options.delivery !== undefined) {
     const detail = await client().webhooks.delivery(id, options.delivery);
-    if (options.json) return print(detail), 0;
+    if (options.json) return (print(detail), 0);
     process.stdout.write(
       `${detail.id}  ${detail.eventId}  ${detail.type}  ${detail.runId}  ${detail.status}\n${dim(detail.payload)}\n`,
     );
@@ -120,7 +120,7 @@ export async function deliveriesCommand(
     ...(options.before !== undefined ? { before: options.before } : {}),
     ...(options.status !== undefined ? { status: options.status as "pending" } : {}),
   });
-  if (options.json) return print(page), 0;
+  if (options.json) return (print(page), 0);
   if (page.deliveries.length === 0) process.stdout.write("no delivery yet\n");
   for (const d of page.deliveries) {
     const state =

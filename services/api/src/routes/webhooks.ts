@@ -81,7 +81,9 @@ export const createWebhook = defineRoute({
     "The URL's host is resolved and every address checked: loopback, link-local, private and unspecified addresses are refused unless the operator allows them (REWIND_WEBHOOK_ALLOW).",
   access: "operate",
   body: CreateWebhookBody,
-  responses: { 201: { description: "The endpoint, with its secret", schema: CreatedWebhookEndpoint } },
+  responses: {
+    201: { description: "The endpoint, with its secret", schema: CreatedWebhookEndpoint },
+  },
   errors: [401, 403, 413, 422, 503],
   async handle({ body, namespace, reply }, ctx) {
     await checkOutboundUrl(body.url, ctx.webhookAddresses);
@@ -168,15 +170,22 @@ export const rotateWebhookSecret = defineRoute({
   params: WebhookIdParams,
   body: RotateWebhookBody,
   bodyOptional: true,
-  responses: { 200: { description: "The endpoint, with its new secret", schema: CreatedWebhookEndpoint } },
+  responses: {
+    200: { description: "The endpoint, with its new secret", schema: CreatedWebhookEndpoint },
+  },
   errors: [401, 403, 404, 422, 503],
   async handle({ params, body, namespace }, ctx) {
     const keepMs = parseDuration(body?.keepPrevious ?? "24h", "keepPrevious");
     if (keepMs > MAX_KEEP_PREVIOUS_MS)
-      throw invalidInput("keepPrevious", "must be at most 7d: receivers should move to the new secret");
+      throw invalidInput(
+        "keepPrevious",
+        "must be at most 7d: receivers should move to the new secret",
+      );
     const endpoint = await ctx.store.webhooks.rotateSecret(namespace, params.id, keepMs);
     if (endpoint === undefined)
-      throw notFound(`No webhook endpoint ${params.id} in namespace ${namespace}: rewind webhooks list`);
+      throw notFound(
+        `No webhook endpoint ${params.id} in namespace ${namespace}: rewind webhooks list`,
+      );
     return { ...endpointView(endpoint), secret: endpoint.secret };
   },
 });
@@ -202,7 +211,9 @@ const toggle = (enabled: boolean) =>
         `disabled by ${grant!.label}`,
       );
       if (endpoint === undefined)
-        throw notFound(`No webhook endpoint ${params.id} in namespace ${namespace}: rewind webhooks list`);
+        throw notFound(
+          `No webhook endpoint ${params.id} in namespace ${namespace}: rewind webhooks list`,
+        );
       return endpointView(endpoint);
     },
   });
@@ -246,7 +257,9 @@ export const getWebhookDelivery = defineRoute({
     await endpointOf(ctx, namespace, params.id);
     const found = await ctx.store.webhooks.getDelivery(params.id, params.delivery);
     if (found === undefined)
-      throw notFound(`No delivery ${params.delivery} of endpoint ${params.id}: rewind webhooks deliveries ${params.id}`);
+      throw notFound(
+        `No delivery ${params.delivery} of endpoint ${params.id}: rewind webhooks deliveries ${params.id}`,
+      );
     return {
       ...deliveryView(found.delivery),
       payload: found.body,
@@ -274,7 +287,9 @@ export const redeliverWebhook = defineRoute({
       );
     const delivery = await ctx.store.webhooks.redeliver(params.id, params.delivery);
     if (delivery === undefined)
-      throw notFound(`No delivery ${params.delivery} of endpoint ${params.id}: rewind webhooks deliveries ${params.id}`);
+      throw notFound(
+        `No delivery ${params.delivery} of endpoint ${params.id}: rewind webhooks deliveries ${params.id}`,
+      );
     return deliveryView(delivery);
   },
 });

@@ -123,7 +123,9 @@ export class Dispatcher {
     if (!result.ok)
       this.options.log?.(
         `webhook ${delivery.eventId} to ${delivery.endpointId}, attempt ${delivery.attempt}: ${result.error ?? "failed"}` +
-          (retryInMs === undefined ? " (given up)" : ` (again in ${Math.round(retryInMs / 1000)} s)`),
+          (retryInMs === undefined
+            ? " (given up)"
+            : ` (again in ${Math.round(retryInMs / 1000)} s)`),
       );
     if (disabled) {
       metrics.webhookEndpointsDisabled.inc();

@@ -21,7 +21,11 @@ const isEventType = (kind: string): kind is WebhookEventType =>
  * body is made from the journal alone (the entry, its commit time, the run's namespace), so the
  * same entry always makes the same bytes, whoever makes it.
  */
-export function eventsOf(view: RunView, seqs: readonly number[], publicUrl: string): WebhookEvent[] {
+export function eventsOf(
+  view: RunView,
+  seqs: readonly number[],
+  publicUrl: string,
+): WebhookEvent[] {
   const started = view.journal[0];
   if (started?.kind !== "run.started") return [];
   const wanted = new Set(seqs);

@@ -21,7 +21,12 @@ export class WebhookSink implements Sink {
   }
 
   async deliverWithCursor(batch: SinkBatch, cursor: { from: bigint; to: bigint }) {
-    return (await this.store.webhooks.recordEvents(this.events(batch), { sink: this.name, ...cursor })) ?? 0;
+    return (
+      (await this.store.webhooks.recordEvents(this.events(batch), {
+        sink: this.name,
+        ...cursor,
+      })) ?? 0
+    );
   }
 
   /** A backfill: makes the deliveries an event lacks (one it has is kept), cursor untouched. */
