@@ -18,7 +18,7 @@ export interface Receipt {
  */
 export class Receiver {
   readonly receipts: Receipt[] = [];
-  answer: (path: string) => number = () => 200;
+  answer: (path: string, id: string) => number = () => 200;
   private server: Server | undefined;
 
   constructor(readonly port: number) {}
@@ -36,7 +36,7 @@ export class Receiver {
         if (path.startsWith("/v1/traces")) return void response.writeHead(200).end();
         if (path === "/redirect")
           return void response.writeHead(302, { location: this.url("/target") }).end();
-        const answered = this.answer(path);
+        const answered = this.answer(path, String(request.headers["webhook-id"] ?? ""));
         this.receipts.push({
           path,
           id: String(request.headers["webhook-id"] ?? ""),
