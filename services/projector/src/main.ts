@@ -65,6 +65,8 @@ export interface ProjectorProcessOptions {
   store?: Store;
   /** The sinks; default the traces sink (OTLP, configured by OTEL_*) and the webhook sink. */
   sinks?: Sink[];
+  /** Whether the default sinks include traces (default true; `rewind dev` without OTLP: false). */
+  traces?: boolean;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function startProjectorService(options: ProjectorProcessOptions = {
   const webhooks = config.REWIND_WEBHOOKS === "on";
   const policy = addressPolicy(config.REWIND_WEBHOOK_ALLOW);
   const sinks = options.sinks ?? [
-    new OtelSink({ env }),
+    ...(options.traces === false ? [] : [new OtelSink({ env })]),
     ...(webhooks ? [new WebhookSink(store, config.REWIND_PUBLIC_URL ?? config.REWIND_URL)] : []),
   ];
   const dispatcher = webhooks

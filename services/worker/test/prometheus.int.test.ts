@@ -224,7 +224,7 @@ describe("metrics scraped by a real Prometheus", () => {
     const ends = 11;
     await until(
       "every run's end delivered by webhook",
-      () => receiver.delivered("/hook").length >= ends,
+      async () => receiver.delivered("/hook").length >= ends,
       30_000,
     );
     await pause(5_000); // as before the kill: longer series, a smaller share extrapolated
