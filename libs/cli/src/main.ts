@@ -273,7 +273,7 @@ const projector$ = () => import("./commands/projector.js");
 program
   .command("projector")
   .description(
-    "follows committed journal entries into each sink: traces over OTLP (DATABASE_URL, OTEL_*)",
+    "follows committed journal entries into each sink: traces over OTLP (DATABASE_URL, OTEL_*), webhooks (REWIND_WEBHOOK_*); sends webhooks",
   )
   .action(lazy(projector$, "projectorCommand"));
 const projections = program
@@ -284,7 +284,7 @@ const projections = program
 projections
   .command("backfill")
   .description("re-run a sink over runs (same span ids and contents as the first time)")
-  .requiredOption("--sink <name>", "the sink (otel)")
+  .requiredOption("--sink <name>", "the sink (otel, webhooks)")
   .option("--run <run...>", "these runs")
   .option("--since <duration>", "runs with entries committed this recently (7d, 12h)")
   .action(lazy(projector$, "backfillCommand"));

@@ -248,7 +248,7 @@ describe("metrics scraped by a real Prometheus", () => {
       timers: 5,
       quarantined: 1,
       givenUp: 1,
-      processes: { api: 1, quarantine: 1, worker: 4 },
+      processes: { api: 1, quarantine: 1, worker: 4, projector: 1 },
       journals,
       hotWhileWaiting: Number(hotWhileWaiting[0]?.value?.[1]),
       inQuarantine: Number(inQuarantine[0]?.value?.[1]),
