@@ -490,6 +490,23 @@ export class WebhookRows {
     });
   }
 
+  /**
+   * Forgets finished deliveries (delivered or given up) created more than `olderThanMs` ago,
+   * with their attempts: the log is kept that long. Pending ones are kept whatever their age.
+   * At most `limit` a call, so one call never holds a long transaction.
+   */
+  async pruneLog(olderThanMs: number, limit = 1000): Promise<number> {
+    const rows = await this.sql.query(
+      `DELETE FROM rw_webhook_deliveries WHERE id IN (
+         SELECT id FROM rw_webhook_deliveries
+          WHERE status <> 'pending' AND created_at < now() - $1 * interval '1 millisecond'
+          ORDER BY id LIMIT $2)
+       RETURNING id`,
+      [olderThanMs, limit],
+    );
+    return rows.length;
+  }
+
   /** Deliveries waiting to be sent (due now or later), for the backlog gauge. */
   async pendingCount(): Promise<number> {
     const rows = await this.sql.query<{ n: string }>(

@@ -51,6 +51,8 @@ const Config = z.object({
     .min(1, "REWIND_WEBHOOK_ATTEMPTS must be at least 1")
     .default(15),
   REWIND_WEBHOOK_DISABLE_AFTER: duration("REWIND_WEBHOOK_DISABLE_AFTER", "5d"),
+  /** How long finished deliveries stay in the delivery log. */
+  REWIND_WEBHOOK_LOG_RETENTION: duration("REWIND_WEBHOOK_LOG_RETENTION", "30d"),
   REWIND_WEBHOOK_CONCURRENCY: z.coerce
     .number({ error: "REWIND_WEBHOOK_CONCURRENCY must be a number" })
     .int()
@@ -106,6 +108,7 @@ export async function startProjectorService(options: ProjectorProcessOptions = {
         retryMaxMs: config.REWIND_WEBHOOK_RETRY_MAX_MS,
         attempts: config.REWIND_WEBHOOK_ATTEMPTS,
         disableAfterMs: config.REWIND_WEBHOOK_DISABLE_AFTER,
+        keepLogMs: config.REWIND_WEBHOOK_LOG_RETENTION,
         log,
       })
     : undefined;

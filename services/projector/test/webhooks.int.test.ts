@@ -199,6 +199,9 @@ describe("webhooks", () => {
     const detail = await store.webhooks.getDelivery(all.id, log.find((d) => d.attempts > 1)!.id);
     expect(detail!.attempts[0]!.status).toBe(500);
     expect(detail!.attempts.at(-1)!.status).toBe(200);
+    // The log's retention forgets finished deliveries only.
+    expect(await store.webhooks.pruneLog(0)).toBe(expected.length + 1);
+    expect(await store.webhooks.listDeliveries(all.id, { limit: 100 })).toEqual([]);
     await store.webhooks.deleteEndpoint("default", all.id);
     await store.webhooks.deleteEndpoint("default", failures.id);
   });

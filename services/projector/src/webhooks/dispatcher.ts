@@ -21,6 +21,8 @@ export interface DispatcherOptions {
   attempts: number;
   /** An endpoint whose every attempt failed for this long is disabled. */
   disableAfterMs: number;
+  /** How long finished deliveries stay in the log (default 30 days). */
+  keepLogMs?: number;
   log?: (line: string) => void;
 }
 
@@ -50,9 +52,15 @@ export class Dispatcher {
 
   private async run(): Promise<void> {
     const { store, concurrency, timeoutMs } = this.options;
+    let prunedAt = 0;
     while (!this.stopped) {
       let claimed = 0;
       try {
+        // The log's retention, once a minute at most (a bounded delete each time).
+        if (Date.now() - prunedAt > 60_000) {
+          prunedAt = Date.now();
+          await store.webhooks.pruneLog(this.options.keepLogMs ?? 30 * 86_400_000);
+        }
         // The claim outlives the attempt's bound: no second dispatcher sends it meanwhile.
         const due = await store.webhooks.claimDue(concurrency, 2 * timeoutMs + 1_000);
         claimed = due.length;
