@@ -27,7 +27,7 @@ export interface DispatcherOptions {
 }
 
 /**
- * Sends the delivery rows the webhook sink made (docs/webhooks.md). Each round claims due rows
+ * Sends the delivery rows the webhook sink made (docs/webhooks.md). It claims due rows
  * (their next_attempt_at moves past the attempt's time bound, so a dispatcher killed mid-send
  * leaves them due again), sends each signed, and records what came back: delivered, or the next
  * attempt's time with exponential backoff, or given up. The retry timers are those rows, in
@@ -37,6 +37,7 @@ export class Dispatcher {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  private inFlight = 0;
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -50,26 +51,47 @@ export class Dispatcher {
     await this.loop;
   }
 
+  /**
+   * Keeps up to `concurrency` attempts in flight, claiming more as each one ends: a slow endpoint
+   * holds one slot for its time bound, never a whole round.
+   */
   private async run(): Promise<void> {
     const { store, concurrency, timeoutMs } = this.options;
     let prunedAt = 0;
     while (!this.stopped) {
       let claimed = 0;
-      try {
-        // The log's retention, once a minute at most (a bounded delete each time).
-        if (Date.now() - prunedAt > 60_000) {
-          prunedAt = Date.now();
-          await store.webhooks.pruneLog(this.options.keepLogMs ?? 30 * 86_400_000);
+      const free = concurrency - this.inFlight;
+      if (free > 0)
+        try {
+          // The log's retention, once a minute at most (a bounded delete each time).
+          if (Date.now() - prunedAt > 60_000) {
+            prunedAt = Date.now();
+            await store.webhooks.pruneLog(this.options.keepLogMs ?? 30 * 86_400_000);
+          }
+          // The claim outlives the attempt's bound: no second dispatcher sends it meanwhile.
+          const due = await store.webhooks.claimDue(free, 2 * timeoutMs + 1_000);
+          claimed = due.length;
+          for (const delivery of due) {
+            this.inFlight++;
+            void this.attempt(delivery)
+              .catch((error: Error) =>
+                this.options.log?.(
+                  `webhook ${delivery.eventId}: ${error.message} (sent again later)`,
+                ),
+              )
+              .finally(() => {
+                this.inFlight--;
+                this.wake?.();
+              });
+          }
+        } catch (error) {
+          this.options.log?.(`webhook dispatcher: ${(error as Error).message}`);
         }
-        // The claim outlives the attempt's bound: no second dispatcher sends it meanwhile.
-        const due = await store.webhooks.claimDue(concurrency, 2 * timeoutMs + 1_000);
-        claimed = due.length;
-        await Promise.all(due.map((delivery) => this.attempt(delivery)));
-      } catch (error) {
-        this.options.log?.(`webhook dispatcher: ${(error as Error).message}`);
-      }
-      if (claimed < concurrency && !this.stopped) await this.sleep(this.options.pollMs);
+      if ((claimed === 0 || this.inFlight >= concurrency) && !this.stopped)
+        await this.sleep(this.options.pollMs);
     }
+    // Attempts in flight end within their time bound; their outcomes are recorded.
+    while (this.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
   }
 
   private sleep(ms: number): Promise<void> {
