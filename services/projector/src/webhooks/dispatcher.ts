@@ -61,7 +61,8 @@ export class Dispatcher {
     while (!this.stopped) {
       let claimed = 0;
       const free = concurrency - this.inFlight;
-      if (free > 0)
+      // Claims come in batches of half the slots at least: a claim is a commit of its own.
+      if (free >= Math.ceil(concurrency / 2))
         try {
           // The log's retention, once a minute at most (a bounded delete each time).
           if (Date.now() - prunedAt > 60_000) {
@@ -87,7 +88,10 @@ export class Dispatcher {
         } catch (error) {
           this.options.log?.(`webhook dispatcher: ${(error as Error).message}`);
         }
-      if ((claimed === 0 || this.inFlight >= concurrency) && !this.stopped)
+      if (
+        (claimed === 0 || concurrency - this.inFlight < Math.ceil(concurrency / 2)) &&
+        !this.stopped
+      )
         await this.sleep(this.options.pollMs);
     }
     // Attempts in flight end within their time bound; their outcomes are recorded.
