@@ -356,6 +356,71 @@ export const DASHBOARDS: DashboardSpec[] = [
     ],
   },
   {
+    file: "webhooks",
+    title: "Rewind / Webhooks",
+    description:
+      "Webhook deliveries the projector's dispatcher sent: outcomes, latency, what waits, endpoints disabled",
+    panels: [
+      {
+        title: "Delivery attempts",
+        kind: "stat",
+        unit: "short",
+        description:
+          "Attempts in the range, by outcome: delivered (2xx), retrying (failed, tried again later), failed (given up)",
+        queries: [
+          q(
+            "sum by (outcome) (increase(rewind_webhook_deliveries_total[$__range]))",
+            "{{outcome}}",
+          ),
+        ],
+      },
+      {
+        title: "Delivery attempts per second",
+        kind: "timeseries",
+        unit: "ops",
+        description: "By outcome",
+        queries: [
+          q(
+            "sum by (outcome) (rate(rewind_webhook_deliveries_total[$__rate_interval]))",
+            "{{outcome}}",
+          ),
+        ],
+      },
+      {
+        title: "Delivery latency (p99)",
+        kind: "timeseries",
+        unit: "s",
+        description: "From resolving the endpoint's host to the end of its answer, by outcome",
+        queries: [q(p99("rewind_webhook_delivery_duration_seconds", "outcome"), "{{outcome}}")],
+      },
+      {
+        title: "Pending deliveries",
+        kind: "stat",
+        unit: "short",
+        description: "Deliveries not yet delivered nor given up: due now or waiting for a retry",
+        queries: [q("max(rewind_webhook_pending_deliveries) or vector(0)")],
+      },
+      {
+        title: "Endpoints disabled",
+        kind: "stat",
+        unit: "short",
+        description:
+          "Endpoints disabled in the range for failing longer than REWIND_WEBHOOK_DISABLE_AFTER",
+        queries: [
+          q("sum(increase(rewind_webhook_endpoints_disabled_total[$__range])) or vector(0)"),
+        ],
+      },
+      {
+        title: "Webhook sink lag",
+        kind: "timeseries",
+        unit: "s",
+        description:
+          "Age of the oldest committed entry the webhook sink has not turned into deliveries",
+        queries: [q('max(rewind_projector_lag_seconds{sink="webhooks"})', "lag")],
+      },
+    ],
+  },
+  {
     file: "errors",
     title: "Rewind / Errors",
     description: "Failed runs and tool calls, API errors, fenced workers and process restarts",

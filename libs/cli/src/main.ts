@@ -300,7 +300,7 @@ const projector$ = () => import("./commands/projector.js");
 program
   .command("projector")
   .description(
-    "follows committed journal entries into each sink: traces over OTLP (DATABASE_URL, OTEL_*)",
+    "follows committed journal entries into each sink: traces over OTLP (DATABASE_URL, OTEL_*), webhooks (REWIND_WEBHOOK_*); sends webhooks",
   )
   .action(lazy(projector$, "projectorCommand"));
 const projections = program
@@ -311,10 +311,72 @@ const projections = program
 projections
   .command("backfill")
   .description("re-run a sink over runs (same span ids and contents as the first time)")
-  .requiredOption("--sink <name>", "the sink (otel)")
+  .requiredOption("--sink <name>", "the sink (otel, webhooks)")
   .option("--run <run...>", "these runs")
   .option("--since <duration>", "runs with entries committed this recently (7d, 12h)")
   .action(lazy(projector$, "backfillCommand"));
+
+const webhooks$ = () => import("./commands/webhooks.js");
+const webhooks = program
+  .command("webhooks")
+  .description(
+    "the namespace's webhook endpoints (Standard Webhooks): add, list, remove, rotate, deliveries, redeliver",
+  );
+webhooks
+  .command("add")
+  .description("subscribe an endpoint; prints its id and signing secret (whsec_…)")
+  .argument("<url>", "http(s) URL; private and loopback addresses need REWIND_WEBHOOK_ALLOW")
+  .option(
+    "--events <types>",
+    "comma-separated: run.started, run.completed, run.failed, run.cancelled, run.quarantined, run.released (default: all)",
+  )
+  .option("--description <text>", "a note to know it by")
+  .option("--disabled", "create it disabled")
+  .option("--json", "print JSON")
+  .action(lazy(webhooks$, "addCommand"));
+webhooks
+  .command("list")
+  .description("the endpoints, enabled or not, and since when one fails")
+  .option("--json", "print JSON")
+  .action(lazy(webhooks$, "listCommand"));
+webhooks
+  .command("remove")
+  .description("remove an endpoint and its delivery log")
+  .argument("<id>", "wh_…, from rewind webhooks list")
+  .action(lazy(webhooks$, "removeCommand"));
+webhooks
+  .command("rotate")
+  .description("a new secret; the old one keeps signing for a while (two v1 signatures)")
+  .argument("<id>")
+  .option("--keep-previous <duration>", "how long the old secret signs too (default 24h, 0s: not)")
+  .option("--json", "print JSON")
+  .action(lazy(webhooks$, "rotateCommand"));
+webhooks
+  .command("enable")
+  .description("enable an endpoint (forgets its failures); pending deliveries go out")
+  .argument("<id>")
+  .action(lazy(webhooks$, "enableCommand"));
+webhooks
+  .command("disable")
+  .description("disable an endpoint: nothing is sent to it")
+  .argument("<id>")
+  .action(lazy(webhooks$, "disableCommand"));
+webhooks
+  .command("deliveries")
+  .description("an endpoint's delivery log, newest first; --delivery D shows one with its attempts")
+  .argument("<id>")
+  .option("--status <status>", "pending, delivered or failed")
+  .option("--limit <n>", "how many (default 50)")
+  .option("--before <delivery>", "older than this delivery (the next page)")
+  .option("--delivery <delivery>", "one delivery: its payload and every attempt")
+  .option("--json", "print JSON")
+  .action(lazy(webhooks$, "deliveriesCommand"));
+webhooks
+  .command("redeliver")
+  .description("send a delivery again (same webhook-id and payload), with a new retry schedule")
+  .argument("<id>")
+  .argument("<delivery>", "the delivery's number, from rewind webhooks deliveries")
+  .action(lazy(webhooks$, "redeliverCommand"));
 
 const quarantine$ = () => import("./commands/quarantine.js");
 const quarantine = program

@@ -9,3 +9,4 @@ export * from "./epochs.js";
 export * from "./tokens.js";
 export * from "./limits.js";
 export * from "./codec.js";
+export * from "./webhooks.js";

@@ -28,6 +28,15 @@ import type {
   RunView,
   ScriptSource,
   StartRun,
+  CreateWebhook,
+  CreatedWebhookEndpoint,
+  RotateWebhook,
+  WebhookDeliveriesQuery,
+  WebhookDeliveryDetail,
+  WebhookDeliveryList,
+  WebhookDeliveryView,
+  WebhookEndpointList,
+  WebhookEndpointView,
 } from "@rewind/contract";
 import type { Json, JournalEntry, RunStatus } from "@rewind/core";
 import { followJournal, type FollowOptions } from "./journal-stream.js";
@@ -240,6 +249,57 @@ export class Rewind {
     get: () => this.request<CodecView>("GET", "/v1/codec"),
     /** Switches it on or off for new values (needs `operate`). */
     set: (setting: SetCodec) => this.request<CodecView>("POST", "/v1/codec", setting),
+  };
+
+  /**
+   * The namespace's webhook endpoints (docs/webhooks.md): managing them needs `operate`, listing
+   * them and their deliveries `read`. A secret is shown on create, rotate and `secret` only.
+   */
+  readonly webhooks = {
+    create: (options: CreateWebhook) =>
+      this.request<CreatedWebhookEndpoint>("POST", "/v1/webhooks", options),
+    list: () => this.request<WebhookEndpointList>("GET", "/v1/webhooks"),
+    get: (id: string) =>
+      this.request<WebhookEndpointView>("GET", `/v1/webhooks/${encodeURIComponent(id)}`),
+    secret: (id: string) =>
+      this.request<{ secret: string }>("GET", `/v1/webhooks/${encodeURIComponent(id)}/secret`),
+    remove: (id: string) =>
+      this.request<WebhookEndpointView>("DELETE", `/v1/webhooks/${encodeURIComponent(id)}`),
+    /** A new secret; the old one keeps signing for `keepPrevious` (default "24h"). */
+    rotate: (id: string, options: RotateWebhook = {}) =>
+      this.request<CreatedWebhookEndpoint>(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(id)}/rotate`,
+        options,
+      ),
+    enable: (id: string) =>
+      this.request<WebhookEndpointView>(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(id)}/enable`,
+        {},
+      ),
+    disable: (id: string) =>
+      this.request<WebhookEndpointView>(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(id)}/disable`,
+        {},
+      ),
+    deliveries: (id: string, page: WebhookDeliveriesQuery = {}) =>
+      this.request<WebhookDeliveryList>(
+        "GET",
+        `/v1/webhooks/${encodeURIComponent(id)}/deliveries${query(page as Record<string, string | number | undefined>)}`,
+      ),
+    delivery: (id: string, delivery: string) =>
+      this.request<WebhookDeliveryDetail>(
+        "GET",
+        `/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}`,
+      ),
+    redeliver: (id: string, delivery: string) =>
+      this.request<WebhookDeliveryView>(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}/redeliver`,
+        {},
+      ),
   };
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

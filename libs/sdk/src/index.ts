@@ -61,6 +61,16 @@ export type {
   SetLimits,
   StartRun,
   TokenView,
+  CreateWebhook,
+  CreatedWebhookEndpoint,
+  RotateWebhook,
+  WebhookDeliveryDetail,
+  WebhookDeliveryList,
+  WebhookDeliveryView,
+  WebhookEndpointList,
+  WebhookEndpointView,
+  WebhookEventType,
+  WebhookPayload,
 } from "@rewind/contract";
 /** The journal's and values' shapes, for clients that read journals (the dashboard). */
 export type { Json, JournalEntry } from "@rewind/core";

@@ -42,6 +42,17 @@ export type {
   ProjectionCursor,
   ProjectedRun,
 } from "./projections.js";
+export {
+  WebhookRows,
+  newWebhookSecret,
+  type WebhookEndpoint,
+  type WebhookEvent,
+  type WebhookDelivery,
+  type WebhookAttempt,
+  type DeliveryStatus,
+  type DueDelivery,
+  type AttemptOutcome,
+} from "./webhooks.js";
 export { openStore, openSqlClient, type StoreConfig } from "./open-store.js";
 export { migrate, checkSchema, SCHEMA_VERSION } from "./migrate.js";
 export { FolderBlobStore, type BlobStore } from "./blobs.js";

@@ -20,6 +20,7 @@ import {
 import * as leases from "./leases.js";
 import type { LeaseOptions } from "./leases.js";
 import * as projections from "./projections.js";
+import { WebhookRows } from "./webhooks.js";
 import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
 import * as quarantine from "./quarantine.js";
 import * as limits from "./limits.js";
@@ -66,6 +67,7 @@ export class SqlStore implements Store {
   private readonly values: ValueRows;
   private readonly codecs: CodecSettings;
   private readonly tokens = new Map<string, { grant: TokenGrant; until: number }>();
+  readonly webhooks: WebhookRows;
 
   constructor(
     private readonly sql: SqlClient,
@@ -75,6 +77,7 @@ export class SqlStore implements Store {
   ) {
     this.values = new ValueRows(sql, blobs, codec);
     this.codecs = new CodecSettings(sql, codec);
+    this.webhooks = new WebhookRows(sql);
   }
 
   get kind() {

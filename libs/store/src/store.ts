@@ -13,6 +13,7 @@ import type { TokenGrant, TokenInfo } from "./tokens.js";
 import type { LiveWorker } from "./workers.js";
 import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
 import type { ProjectedRun, ProjectionCursor, ProjectionWindow } from "./projections.js";
+import type { WebhookRows } from "./webhooks.js";
 
 export type { RunStatus };
 export const ENDED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -372,6 +373,11 @@ export interface Store {
   projectionCursors(): Promise<ProjectionCursor[]>;
   /** Runs with journal rows committed since then (a backfill's selection). */
   runsCommittedSince(since: Date): Promise<string[]>;
+
+  // ---- webhooks (webhooks.ts, docs/webhooks.md)
+
+  /** Endpoints, their deliveries (made with the webhook sink's cursor) and the attempts log. */
+  readonly webhooks: WebhookRows;
 
   // ---- workers (workers.ts)
 

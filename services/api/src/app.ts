@@ -29,6 +29,8 @@ import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
 import { getCodecRoute, setCodecRoute } from "./routes/codec.js";
+import { WEBHOOK_ROUTES } from "./routes/webhooks.js";
+import { addressPolicy } from "@rewind/core/outbound-address";
 
 export interface ApiOptions {
   store: Store;
@@ -76,6 +78,11 @@ export interface ApiOptions {
    * only, without a token; the page then calls the API with the operator's token.
    */
   dashboard?: boolean;
+  /**
+   * Private, loopback or link-local CIDRs, addresses and host names webhook endpoints may use
+   * (default: REWIND_WEBHOOK_ALLOW; the projector's dispatcher reads the same variable).
+   */
+  webhookAllow?: string;
 }
 
 export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
@@ -112,6 +119,7 @@ const ROUTES: readonly Route[] = [
   setLimitsRoute,
   getCodecRoute,
   setCodecRoute,
+  ...WEBHOOK_ROUTES,
 ];
 
 /**
@@ -134,6 +142,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
     shutdown: shutdown.signal,
     log: options.log ?? stderrLog,
+    webhookAddresses: addressPolicy(options.webhookAllow ?? process.env.REWIND_WEBHOOK_ALLOW),
     ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
     ...(options.onLimitsChanged ? { onLimitsChanged: options.onLimitsChanged } : {}),
     ...(options.dashboard !== false ? { dashboard: DASHBOARD_PATH } : {}),

@@ -1,4 +1,5 @@
 import type { Limits } from "@rewind/core";
+import type { AddressPolicy } from "@rewind/core/outbound-address";
 import type { ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { Doorbell } from "./doorbell.js";
@@ -23,6 +24,8 @@ export interface ApiContext {
   /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */
   shutdown: AbortSignal;
   log: ApiLog;
+  /** Which addresses a webhook endpoint may have (REWIND_WEBHOOK_ALLOW opens private ones). */
+  webhookAddresses: AddressPolicy;
   /** Where the dashboard is served (`/dashboard/`), if this API serves it. */
   dashboard?: string;
   /** An operator's quarantine request was stored: a quarantine service in this process may look. */

@@ -7,8 +7,8 @@ type JsonSchema = Record<string, unknown>;
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: "UNAUTHORIZED: no API token, or an unknown one",
   403: "FORBIDDEN: the token lacks the scope this route needs (x-rewind-scope); the message names it",
-  404: "NOT_FOUND: no such run in this namespace",
-  409: "CONFLICT: the run has already ended",
+  404: "NOT_FOUND: no such run (or webhook endpoint, delivery, …) in this namespace",
+  409: "CONFLICT: the run has already ended (or, for a redelivery, its endpoint is disabled)",
   413: "PAYLOAD_TOO_LARGE: the body is larger than the API accepts",
   422: "INVALID_INPUT: a field is missing or wrong; `field` names it",
   429: "LIMIT_EXCEEDED: a limit of the namespace is reached; the message names it, its value and how to raise it",

@@ -123,13 +123,17 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     : new InProcessQueue();
   queue.consume((runId) => executor.activate(runId), { epochs: executor.epochs });
   quarantine.start();
-  // The projector, embedded, when an OTLP endpoint is configured: a sink that can never deliver
-  // would hold its cursor, and retention waits for every sink's.
+  // The projector, embedded: webhooks always (its sink writes delivery rows, it always
+  // delivers), traces when an OTLP endpoint is configured (a sink that can never deliver would
+  // hold its cursor, and retention waits for every sink's).
   const env = process.env;
-  const projector =
+  const traces = Boolean(
     (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) &&
-    env.OTEL_TRACES_EXPORTER !== "none"
-      ? await startProjectorService({ store, env, log })
+    env.OTEL_TRACES_EXPORTER !== "none",
+  );
+  const projector =
+    traces || env.REWIND_WEBHOOKS !== "off"
+      ? await startProjectorService({ store, env, log, traces })
       : undefined;
   const wake = new WakeUp(store, (route) => queue.ring(route));
   const recovered = await wake.recover();

@@ -11,3 +11,8 @@ export {
   type ModelSpan,
   type RunView,
 } from "./span-model.js";
+export { WebhookSink } from "./webhooks/sink.js";
+export { Dispatcher, type DispatcherOptions } from "./webhooks/dispatcher.js";
+export { sendDelivery, type SendResult } from "./webhooks/send.js";
+export { signatureHeader, eventIdOf } from "./webhooks/signature.js";
+export { eventsOf } from "./webhooks/events.js";

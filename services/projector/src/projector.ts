@@ -31,7 +31,7 @@ export interface SinkProgress {
 export class Projector {
   private stopped = false;
   private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly wakers = new Set<() => void>();
   readonly progress = new Map<string, SinkProgress>();
 
   constructor(private readonly options: ProjectorOptions) {
@@ -44,7 +44,7 @@ export class Projector {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
+    for (const wake of [...this.wakers]) wake();
     await this.loop;
   }
 
@@ -53,28 +53,33 @@ export class Projector {
     return [...this.progress.values()].every((p) => p.caughtUpAt !== undefined);
   }
 
+  /** One loop per sink: a slow or failing sink (a collector down) holds up no other. */
   private async run(): Promise<void> {
+    await Promise.all(this.options.sinks.map((sink) => this.follow(sink)));
+  }
+
+  private async follow(sink: Sink): Promise<void> {
     const pollMs = this.options.pollMs ?? 200;
     while (!this.stopped) {
       let busy = false;
-      for (const sink of this.options.sinks) {
-        try {
-          busy = (await this.step(sink)) || busy;
-        } catch (error) {
-          const progress = this.progress.get(sink.name)!;
-          progress.failures++;
-          progress.lastError = (error as Error).message;
-          this.options.onFailed?.(sink.name);
-          this.options.log?.(`sink ${sink.name}: ${progress.lastError}`);
-        }
+      try {
+        busy = await this.step(sink);
+      } catch (error) {
+        const progress = this.progress.get(sink.name)!;
+        progress.failures++;
+        progress.lastError = (error as Error).message;
+        this.options.onFailed?.(sink.name);
+        this.options.log?.(`sink ${sink.name}: ${progress.lastError}`);
       }
       if (!busy && !this.stopped)
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollMs);
-          this.wake = () => {
+          const done = () => {
             clearTimeout(timer);
+            this.wakers.delete(done);
             resolve();
           };
+          const timer = setTimeout(done, pollMs);
+          this.wakers.add(done);
         });
     }
   }
@@ -108,8 +113,13 @@ export class Projector {
         activations: activations.get(runId) ?? [],
       });
     }
-    const delivered = await sink.deliver(batch);
-    await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
+    let delivered: number;
+    if (sink.deliverWithCursor !== undefined)
+      delivered = await sink.deliverWithCursor(batch, { from: below, to: window.nextBelow });
+    else {
+      delivered = await sink.deliver(batch);
+      await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
+    }
     progress.delivered += delivered;
     this.options.onDelivered?.(sink.name, delivered);
     return true;

@@ -12,7 +12,7 @@ export interface SinkBatch {
 }
 
 /**
- * A projection of the journal (traces today; webhooks plug in the same way). `deliver` sends
+ * A projection of the journal (traces, webhooks). `deliver` sends
  * everything the batch holds and resolves once the far side has it, or throws: the projector
  * then keeps its cursor and sends the batch again (at least once). What it sends for a batch
  * must depend on the batch alone, so a re-send is the same bytes.
@@ -21,5 +21,11 @@ export interface Sink {
   readonly name: string;
   /** Answers how many items (spans, events) it delivered. */
   deliver(batch: SinkBatch): Promise<number>;
+  /**
+   * A sink whose delivery is rows in the store (webhooks) writes them in the transaction that
+   * moves its cursor from `from` to `to` instead: exactly once, where `deliver` is at least once.
+   * Without it, the projector moves the cursor after `deliver`. `deliver` is then a backfill's.
+   */
+  deliverWithCursor?(batch: SinkBatch, cursor: { from: bigint; to: bigint }): Promise<number>;
   close(): Promise<void>;
 }

@@ -26,6 +26,8 @@ export interface Did {
   backlog: number;
   /** Every worker's host:port, the killed ones included. */
   workers: string[];
+  /** Webhook delivery attempts by outcome (the receiver answered each event's first with 500). */
+  webhooks: Record<string, number>;
 }
 
 type Expectation = (result: Sample[], did: Did, key: string) => void;
@@ -90,6 +92,14 @@ function bounded(low: number, high: number, label?: string, wanted?: string[]): 
 }
 
 export const expectations: Record<string, Expectation> = {
+  "webhooks / Delivery attempts": (r, did, key) =>
+    expect(counts(r, "outcome"), key).toEqual(did.webhooks),
+  "webhooks / Delivery attempts per second": (r, did, key) =>
+    expect(active(r, "outcome"), key).toEqual(keys(did.webhooks)),
+  "webhooks / Delivery latency (p99)": bounded(0, 10, "outcome", ["delivered", "retrying"]),
+  "webhooks / Pending deliveries": (r, _did, key) => expect(single(r), key).toBe(0),
+  "webhooks / Endpoints disabled": (r, _did, key) => expect(single(r), key).toBe(0),
+  "webhooks / Webhook sink lag": bounded(0, 60),
   "throughput / Runs started": (r, did, key) => expect(counts(r, "how"), key).toEqual(did.started),
   "throughput / Runs ended": (r, did, key) => expect(counts(r, "status"), key).toEqual(did.ended),
   "throughput / Tool calls": (r, did, key) => expect(counts(r, "tool"), key).toEqual(did.toolCalls),

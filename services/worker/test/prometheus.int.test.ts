@@ -19,13 +19,24 @@ type Six<T> = [T, T, T, T, T, T];
 import { Cluster, pause, until } from "./cluster-harness.js";
 import { expectations, type Did } from "./dashboard-expectations.js";
 import { Prometheus, SCRAPE_SECONDS, promtoolCheck } from "./prometheus.js";
+import { Receiver } from "../../projector/test/webhook-receiver.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cluster = new Cluster({
   toolsFile: path.join(here, "fixtures/metered-tools.ts"),
-  env: { REWIND_LEASE_MS: "2000", REWIND_STICKY_TIMEOUT_MS: "200" },
+  env: {
+    REWIND_LEASE_MS: "2000",
+    REWIND_STICKY_TIMEOUT_MS: "200",
+    // The webhook receiver listens on loopback: the API and the dispatcher must allow it.
+    REWIND_WEBHOOK_ALLOW: "127.0.0.1",
+  },
 });
 const prometheus = new Prometheus();
+/** Answers 500 to an event's first attempt, 200 to the next: one retry each. */
+const receiver = new Receiver(7241);
+const firstSeen = new Set<string>();
+receiver.answer = (_path, id) => (firstSeen.has(id) ? 200 : (firstSeen.add(id), 500));
+let projectorUrl = "";
 
 const ORDER = `import { sleep, tools } from "rewind";
 export default async function main(input: { id: number }) {
@@ -86,8 +97,17 @@ beforeAll(async () => {
   const quarantine = await cluster.startQuarantineService();
   await prometheus.scrape("quarantine", quarantine.healthUrl);
   hosts.all.push(new URL(cluster.apiUrl).host, new URL(quarantine.healthUrl).host);
+  await receiver.start();
+  const projector = await cluster.startProjector({
+    REWIND_PROJECTOR_POLL_MS: "50",
+    REWIND_WEBHOOK_RETRY_MS: "200",
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`,
+  });
+  projectorUrl = projector.healthUrl;
+  await prometheus.scrape("projector", projectorUrl);
 }, 90_000);
 afterAll(async () => {
+  await receiver.stop();
   await prometheus.stop();
   await cluster.close();
 }, 60_000);
@@ -95,6 +115,10 @@ afterAll(async () => {
 describe("metrics scraped by a real Prometheus", () => {
   it("every dashboard query returns what the cluster did", async () => {
     const workers = [await startWorker(), await startWorker()];
+    await cluster.api.webhooks.create({
+      url: receiver.url("/hook"),
+      events: ["run.completed", "run.failed"],
+    });
     // Every process scraped once before any run: its series start at 0 in Prometheus.
     await prometheus.scrapedAfter(Date.now());
     const sources = [ORDER, SIGNALLED, FAILS, FIXED, DECLINED, DOCTORED] as const;
@@ -196,9 +220,17 @@ describe("metrics scraped by a real Prometheus", () => {
     for (const { worker } of replacements) worker.child.kill("SIGCONT");
     await ended(late, "completed");
 
+    // Every run's end reached the receiver (a 500 first, then a 200).
+    const ends = 11;
+    await until(
+      "every run's end delivered by webhook",
+      async () => receiver.delivered("/hook").length >= ends,
+      30_000,
+    );
     await pause(5_000); // as before the kill: longer series, a smaller share extrapolated
     const done = Date.now();
     await prometheus.scrapedAfter(done, [
+      new URL(projectorUrl).host,
       ...hosts.all.slice(0, 2),
       ...replacements.map((w) => new URL(w.healthUrl).host),
     ]);
@@ -216,13 +248,15 @@ describe("metrics scraped by a real Prometheus", () => {
       timers: 5,
       quarantined: 1,
       givenUp: 1,
-      processes: { api: 1, quarantine: 1, worker: 4 },
+      processes: { api: 1, quarantine: 1, worker: 4, projector: 1 },
       journals,
       hotWhileWaiting: Number(hotWhileWaiting[0]?.value?.[1]),
       inQuarantine: Number(inQuarantine[0]?.value?.[1]),
       backlog: Number(backlog.value![1]),
       workers: hosts.worker,
+      webhooks: { delivered: ends, retrying: ends, failed: 0 },
     };
+    expect(receiver.delivered("/hook")).toHaveLength(ends);
     expect(did.hotWhileWaiting).toBe(3);
     expect(did.inQuarantine).toBe(1);
 
@@ -270,6 +304,7 @@ describe("metrics scraped by a real Prometheus", () => {
     for (const url of [
       cluster.apiUrl,
       `http://${hosts.all[1]}`,
+      projectorUrl,
       ...replacements.map((w) => w.healthUrl),
     ]) {
       const text = await (

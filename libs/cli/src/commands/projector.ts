@@ -1,5 +1,5 @@
 import { RewindError, parseDuration } from "@rewind/core";
-import { OtelSink, backfill, startProjectorService } from "@rewind/projector";
+import { OtelSink, WebhookSink, backfill, startProjectorService } from "@rewind/projector";
 import { openStore } from "@rewind/store";
 import { createLogger, lineLog } from "@rewind/telemetry";
 
@@ -65,16 +65,20 @@ export async function projectionsCommand(options: { json?: boolean } = {}): Prom
   });
 }
 
-/** `rewind projections backfill --sink otel (--run R… | --since 7d)`: re-runs a sink. */
+/**
+ * `rewind projections backfill --sink otel|webhooks (--run R… | --since 7d)`: re-runs a sink.
+ * For webhooks it makes the deliveries an event lacks (for endpoints that existed then); those an
+ * event has are kept, not sent again (`rewind webhooks redeliver` does that).
+ */
 export async function backfillCommand(options: {
   sink: string;
   run?: string[];
   since?: string;
 }): Promise<number> {
-  if (options.sink !== "otel")
+  if (options.sink !== "otel" && options.sink !== "webhooks")
     throw new RewindError(
       "INVALID_INPUT",
-      `No sink named ${JSON.stringify(options.sink)}: the sinks are otel`,
+      `No sink named ${JSON.stringify(options.sink)}: the sinks are otel and webhooks`,
     );
   if ((options.run === undefined) === (options.since === undefined))
     throw new RewindError(
@@ -85,6 +89,15 @@ export async function backfillCommand(options: {
     options.run !== undefined
       ? { runIds: options.run }
       : { since: new Date(Date.now() - parseDuration(options.since!)) };
+  if (options.sink === "webhooks") {
+    const publicUrl =
+      process.env.REWIND_PUBLIC_URL ?? process.env.REWIND_URL ?? "http://localhost:7420";
+    const result = await withStore((store) =>
+      backfill(store, new WebhookSink(store, publicUrl), selection),
+    );
+    process.stdout.write(`backfilled ${result.runs} runs: ${result.delivered} deliveries made\n`);
+    return 0;
+  }
   const sink = new OtelSink();
   try {
     const result = await withStore((store) => backfill(store, sink, selection));

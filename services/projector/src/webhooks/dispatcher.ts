@@ -1,0 +1,169 @@
+import type { AddressPolicy } from "@rewind/core/outbound-address";
+import type { DueDelivery, Store } from "@rewind/store";
+import { metrics } from "@rewind/telemetry";
+import { sendDelivery } from "./send.js";
+import { signatureHeader } from "./signature.js";
+
+export interface DispatcherOptions {
+  store: Store;
+  policy: AddressPolicy;
+  /** How often due deliveries are looked for when none was found. */
+  pollMs: number;
+  /** Attempts in flight at once. */
+  concurrency: number;
+  /** One attempt, from resolving the host to the end of the answer. */
+  timeoutMs: number;
+  maxResponseBytes: number;
+  /** The first retry's delay; each next one doubles, up to `retryMaxMs`. */
+  retryMs: number;
+  retryMaxMs: number;
+  /** Attempts of one schedule before it gives up (a redelivery starts a new schedule). */
+  attempts: number;
+  /** An endpoint whose every attempt failed for this long is disabled. */
+  disableAfterMs: number;
+  /** How long finished deliveries stay in the log (default 30 days). */
+  keepLogMs?: number;
+  log?: (line: string) => void;
+}
+
+/**
+ * Sends the delivery rows the webhook sink made (docs/webhooks.md). It claims due rows
+ * (their next_attempt_at moves past the attempt's time bound, so a dispatcher killed mid-send
+ * leaves them due again), sends each signed, and records what came back: delivered, or the next
+ * attempt's time with exponential backoff, or given up. The retry timers are those rows, in
+ * Postgres: a restart loses none. Several dispatchers may run (SKIP LOCKED claims).
+ */
+export class Dispatcher {
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private inFlight = 0;
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /**
+   * Keeps up to `concurrency` attempts in flight, claiming more as each one ends: a slow endpoint
+   * holds one slot for its time bound, never a whole round.
+   */
+  private async run(): Promise<void> {
+    const { store, concurrency, timeoutMs } = this.options;
+    let prunedAt = 0;
+    while (!this.stopped) {
+      let claimed = 0;
+      const free = concurrency - this.inFlight;
+      // Claims come in batches of half the slots at least: a claim is a commit of its own.
+      if (free >= Math.ceil(concurrency / 2))
+        try {
+          // The log's retention, once a minute at most (a bounded delete each time).
+          if (Date.now() - prunedAt > 60_000) {
+            prunedAt = Date.now();
+            await store.webhooks.pruneLog(this.options.keepLogMs ?? 30 * 86_400_000);
+          }
+          // The claim outlives the attempt's bound: no second dispatcher sends it meanwhile.
+          const due = await store.webhooks.claimDue(free, 2 * timeoutMs + 1_000);
+          claimed = due.length;
+          for (const delivery of due) {
+            this.inFlight++;
+            void this.attempt(delivery)
+              .catch((error: Error) =>
+                this.options.log?.(
+                  `webhook ${delivery.eventId}: ${error.message} (sent again later)`,
+                ),
+              )
+              .finally(() => {
+                this.inFlight--;
+                this.wake?.();
+              });
+          }
+        } catch (error) {
+          this.options.log?.(`webhook dispatcher: ${(error as Error).message}`);
+        }
+      if (
+        (claimed === 0 || concurrency - this.inFlight < Math.ceil(concurrency / 2)) &&
+        !this.stopped
+      )
+        await this.sleep(this.options.pollMs);
+    }
+    // Attempts in flight end within their time bound; their outcomes are recorded.
+    while (this.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** The delay before the retry that follows `tries` failed attempts: doubling, ±20 % jitter. */
+  retryDelay(tries: number): number {
+    const { retryMs, retryMaxMs } = this.options;
+    const base = Math.min(retryMs * 2 ** Math.min(tries, 40), retryMaxMs);
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<void> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    const result = await sendDelivery(
+      delivery.url,
+      {
+        "webhook-id": delivery.eventId,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signatureHeader(
+          delivery.secrets,
+          delivery.eventId,
+          timestamp,
+          delivery.body,
+        ),
+      },
+      delivery.body,
+      {
+        policy: this.options.policy,
+        timeoutMs: this.options.timeoutMs,
+        maxResponseBytes: this.options.maxResponseBytes,
+      },
+    );
+    const tries = delivery.tries + 1;
+    const retryInMs =
+      result.ok || tries >= this.options.attempts ? undefined : this.retryDelay(delivery.tries);
+    const outcome = result.ok ? "delivered" : retryInMs === undefined ? "failed" : "retrying";
+    const { disabled } = await this.options.store.webhooks.recordAttempt({
+      deliveryId: delivery.id,
+      endpointId: delivery.endpointId,
+      attempt: delivery.attempt,
+      ok: result.ok,
+      ...(result.status !== undefined ? { status: result.status } : {}),
+      ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.response !== undefined ? { response: result.response } : {}),
+      durationMs: result.durationMs,
+      ...(retryInMs !== undefined ? { retryInMs } : {}),
+      disableAfterMs: this.options.disableAfterMs,
+    });
+    metrics.webhookDeliveries.inc({ outcome });
+    metrics.webhookSeconds.observe({ outcome }, result.durationMs / 1000);
+    if (!result.ok)
+      this.options.log?.(
+        `webhook ${delivery.eventId} to ${delivery.endpointId}, attempt ${delivery.attempt}: ${result.error ?? "failed"}` +
+          (retryInMs === undefined
+            ? " (given up)"
+            : ` (again in ${Math.round(retryInMs / 1000)} s)`),
+      );
+    if (disabled) {
+      metrics.webhookEndpointsDisabled.inc();
+      this.options.log?.(`webhook endpoint ${delivery.endpointId} disabled: it kept failing`);
+    }
+  }
+}
