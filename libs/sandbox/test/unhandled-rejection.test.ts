@@ -18,9 +18,13 @@ import { SEED } from "./sandbox-probe.js";
 const FORGOTTEN = `Promise.reject(new Error("nobody handles me"));`;
 // Short-lived strings by the hundred thousand: a few scavenges, which take the unreferenced
 // rejected promise with them (an allocation the optimiser cannot remove).
-const CHURN = `let junk: string[] = []; for (let i = 0; i < 1e6; i++) { junk.push("x" + i); if (junk.length > 100) junk = []; }`;
+const CHURN = `let junk: string[] = []; for (let i = 0; i < 3e5; i++) { junk.push("x" + i); if (junk.length > 100) junk = []; }`;
 
-const sandboxes = { sync: new Sandbox(), async: new Sandbox({ mode: "async" }) };
+// A generous CPU limit: on a loaded machine the churn must not end as CPU_LIMIT instead.
+const sandboxes = {
+  sync: new Sandbox({ cpuLimitMs: 20_000 }),
+  async: new Sandbox({ mode: "async", cpuLimitMs: 20_000 }),
+};
 afterAll(() => Object.values(sandboxes).forEach((s) => s.dispose()));
 
 async function end(mode: keyof typeof sandboxes, epoch: number, body: string) {
