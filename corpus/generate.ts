@@ -9,7 +9,8 @@
  *
  * NEVER run it for a released epoch: a released corpus is what that epoch's runs look like, and
  * regenerating it would only hide a change that breaks them. It refuses to overwrite a folder.
- * Run it once, when an epoch is released (the epoch must be this build's CURRENT_EPOCH):
+ * Run it once, when an epoch is released, on that epoch's runtime (the epoch must be the one this
+ * runtime's new runs start in, newRunEpoch(): Node 20's 2, Node 24's 3, Node 26's 4):
  *
  *   npx turbo run build && node --import ./load-tests/register.mjs corpus/generate.ts <epoch>
  */
@@ -19,7 +20,14 @@ import { fileURLToPath } from "node:url";
 import type { Json } from "@rewind/core";
 import { runInProcess, type ScheduledSignal } from "@rewind/executor";
 import { toJournalFile } from "@rewind/journal";
-import { CURRENT_EPOCH, Sandbox, compileScript, epochSupport } from "@rewind/sandbox";
+import {
+  Sandbox,
+  compileScript,
+  epochSupport,
+  findEpoch,
+  isDraft,
+  newRunEpoch,
+} from "@rewind/sandbox";
 import tools from "./scripts/tools.js";
 
 interface Case {
@@ -82,10 +90,14 @@ async function main(): Promise<void> {
     );
   const root = path.dirname(fileURLToPath(import.meta.url));
   if (addenda) return recordAddenda(root, epoch);
-  if (epoch !== CURRENT_EPOCH)
+  // Each runtime records its own epoch's corpus: the epoch its new runs start in, released.
+  if (epoch !== newRunEpoch())
     throw new Error(
-      `epoch ${epoch} is not this build's CURRENT_EPOCH (${CURRENT_EPOCH}): a corpus is recorded by the build that releases its epoch`,
+      `epoch ${epoch} is not the epoch this runtime's new runs start in (${newRunEpoch()}, on Node ` +
+        `${process.versions.node}): a corpus is recorded on its own epoch's runtime, by the build that releases it`,
     );
+  if (isDraft(findEpoch(epoch)!))
+    throw new Error(`epoch ${epoch} is a draft: release it (its row's \`released\` day) first`);
   const out = path.join(root, `epoch-${epoch}`);
   if (existsSync(out))
     throw new Error(

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CURRENT_EPOCH } from "@rewind/sandbox";
+import { newRunEpoch } from "@rewind/sandbox";
 import { openStore } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
 import { REPO, byKind, find, render, requireTools, type K8sObject, type Rendered } from "./helm.js";
@@ -195,9 +195,9 @@ describe("the processes as the chart runs them", () => {
           shutdownGraceMs: 1_000,
           shutdownMarginSeconds: 5,
         },
-        // This machine's Node replays the build's current epoch.
+        // This machine's Node serves the epoch its new runs start in (2 on Node 20).
         workers: {
-          [String(CURRENT_EPOCH)]: { runtime: `node${process.versions.node.split(".")[0]}` },
+          [String(newRunEpoch())]: { runtime: `node${process.versions.node.split(".")[0]}` },
         },
       },
     });
@@ -217,7 +217,7 @@ describe("the processes as the chart runs them", () => {
   it("waits for the schema, migrates idempotently, answers its probes, and drains on SIGTERM", async () => {
     const api = find(rendered, "Deployment", "rw-rewind-api");
     const quarantine = find(rendered, "Deployment", "rw-rewind-quarantine");
-    const worker = find(rendered, "Deployment", `rw-rewind-worker-epoch-${CURRENT_EPOCH}`);
+    const worker = find(rendered, "Deployment", `rw-rewind-worker-epoch-${newRunEpoch()}`);
     const job = byKind(rendered, "Job")[0]!;
 
     // Before the migration, a service's init container waits and then gives up, saying why.

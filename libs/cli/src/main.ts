@@ -206,7 +206,8 @@ const services$ = () => import("./commands/services.js");
 program
   .command("api")
   .description(
-    "the HTTP API as its own process (DATABASE_URL, REDIS_URL); workers execute the runs",
+    "the HTTP API as its own process (DATABASE_URL, REDIS_URL); workers execute the runs. New runs " +
+      "start in the newest epoch this Node serves, or in REWIND_NEW_RUN_EPOCH (an older released one)",
   )
   .option("--port <port>", `the port, 0 for any free one ${SERVER_ENV}`, "7420")
   .action(lazy(services$, "apiCommand"));

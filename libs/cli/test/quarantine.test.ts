@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { newSeed, type RunStartedEntry } from "@rewind/core";
 import { defineToolset } from "@rewind/sdk";
-import { compileScript } from "@rewind/sandbox";
+import { compileScript, epochSupport, newRunEpoch } from "@rewind/sandbox";
 import { usePlatform } from "./platform-harness.js";
 
 const toolset = defineToolset("ledger", {
@@ -81,14 +81,19 @@ it("list and show say where each run left its journal, with both callsites", asy
 
   const show = await h.rewind("quarantine", "show", id);
   expect(show.code).toBe(0);
-  expect(show.stdout).toMatch(/"workerEpochs": \[\s+1\s+\]/);
+  // The epochs the finding worker (rewind dev) serves: every one of this runtime's (1, 2 on Node 20).
+  const served = epochSupport().epochs.join(",\\s+");
+  expect(show.stdout).toMatch(new RegExp(`"workerEpochs": \\[\\s+${served}\\s+\\]`));
   expect(show.stdout).toMatch(/seq 4 +run\.quarantined/);
 
   const epochs = await h.rewind("epochs");
   expect(epochs.code).toBe(0);
+  // The quarantined run is epoch 1's, which rewind dev still serves; new runs start in the
+  // newest epoch this runtime serves (2 on Node 20).
   expect(epochs.stdout).toMatch(
-    /^1 +current +V8 [\d.]+, isolated-vm 5\.0\.4 +\d+ live +1 worker .*quarantined/m,
+    /^1 +supported +V8 [\d.]+, isolated-vm 5\.0\.4 +\d+ live +1 worker .*quarantined/m,
   );
+  expect(epochs.stdout).toMatch(new RegExp(`^${newRunEpoch()} +current `, "m"));
 });
 
 it("give-up fails the run once, with the reason; release after it is refused", async () => {
@@ -108,7 +113,7 @@ it("release replays the run; a journal that still diverges is held again, by a n
   const id = await quarantinedRun();
   const wrong = await h.rewind("quarantine", "release", id, "--epoch", "9");
   expect(wrong.code).toBe(1);
-  expect(wrong.stderr).toMatch(/epoch 9 has not been released \(released epochs: 1\)/);
+  expect(wrong.stderr).toMatch(/epoch 9 has not been released \(released epochs: 1, 2, 3, 4\)/);
   const released = await h.rewind("quarantine", "release", id);
   expect(released.code).toBe(0);
   expect(released.stdout).toMatch(

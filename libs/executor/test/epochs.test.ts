@@ -13,6 +13,8 @@ import {
   findEpoch,
   isDraft,
   newRunEpoch,
+  newRunEpochProblem,
+  runtimeOf,
   guestEntry,
 } from "@rewind/sandbox";
 import { matchingDigest, sandboxDigest } from "./epoch-digests.js";
@@ -68,7 +70,7 @@ describe("determinism epochs", () => {
   it("this machine's runtime serves exactly the epochs whose runtime it is", () => {
     const support = epochSupport();
     const runtime = EPOCHS.filter((r) => r.environment.v8 === currentEnvironment().v8);
-    // Drafts only where this runtime has no released epoch (Node 20 serves 1, not draft 2).
+    // Drafts only where this runtime has no released epoch (Node 20 serves 1 and 2).
     const released = runtime.filter((r) => !isDraft(r));
     const mine = (released.length > 0 ? released : runtime).map((r) => r.epoch);
     expect(
@@ -90,7 +92,7 @@ describe("determinism epochs", () => {
     const node20 = { ...findEpoch(2)!.environment };
     const node24 = { ...findEpoch(3)!.environment };
     const node26 = { ...findEpoch(4)!.environment };
-    expect(newRunEpoch(node20)).toBe(1); // 2 is a draft: new runs stay on the released 1
+    expect(newRunEpoch(node20)).toBe(2); // epoch 1 stays for the runs it has
     expect(newRunEpoch(node24)).toBe(3);
     expect(newRunEpoch(node26)).toBe(4);
     // A runtime no epoch names (Node 22) serves none: its runs go to the newest released epoch.
@@ -115,8 +117,8 @@ describe("determinism epochs", () => {
     expect(support.refused.map((r) => r.epoch)).toEqual([...SUPPORTED_EPOCHS]);
   });
 
-  it("serves a draft unclaimed only on a runtime with no released epoch", () => {
-    expect(epochSupport({ environment: findEpoch(2)!.environment }).epochs).toEqual([1]);
+  it("serves every released epoch of its runtime, and only those", () => {
+    expect(epochSupport({ environment: findEpoch(2)!.environment }).epochs).toEqual([1, 2]);
     expect(epochSupport({ environment: findEpoch(3)!.environment }).epochs).toEqual([3]);
     expect(epochSupport({ environment: findEpoch(4)!.environment }).epochs).toEqual([4]);
     expect(epochSupport({ claims: [1, 2], environment: findEpoch(2)!.environment }).epochs).toEqual(
@@ -124,10 +126,28 @@ describe("determinism epochs", () => {
     );
   });
 
-  it("says a draft epoch is a draft", () => {
+  it("releases epochs 2, 3 and 4 together, each naming its runtime and the unhandled-rejection limit", () => {
+    expect(EPOCHS.filter(isDraft)).toEqual([]);
+    expect([2, 3, 4].map((e) => findEpoch(e)!.released)).toEqual(Array(3).fill("2026-12-01"));
+    expect(CURRENT_EPOCH).toBe(4);
+    expect([1, 2, 3, 4].map((e) => runtimeOf(findEpoch(e)!))).toEqual([
+      "Node 20.20 with isolated-vm 5.0.4",
+      "Node 20.20 (end of life) with isolated-vm 5.0.4",
+      "Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt",
+      "Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt",
+    ]);
+    for (const e of [2, 3, 4])
+      expect(findEpoch(e)!.notes).toMatch(/Unhandled rejections as in epoch 1 \(a known limit/);
     const support = epochSupport({ claims: [3], environment: findEpoch(3)!.environment });
-    expect(support.epochs).toEqual([3]);
-    expect(support.warnings.join("\n")).toMatch(/epoch 3 is a draft/);
+    expect(support).toEqual({ epochs: [3], refused: [], warnings: [] });
+  });
+
+  it("lets an operator start new runs in any released epoch this build supports, and no other", () => {
+    for (const e of SUPPORTED_EPOCHS) expect(newRunEpochProblem(e)).toBeUndefined();
+    expect(newRunEpochProblem(99)).toMatch(
+      /^epoch 99 is not one this build supports: choose one of 1, 2, 3, 4/,
+    );
+    expect(newRunEpochProblem(0)).toMatch(/not one this build supports/);
   });
 
   it("refuses an epoch whose V8 or isolated-vm this process does not have, saying which", () => {

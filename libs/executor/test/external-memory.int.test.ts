@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { newSeed } from "@rewind/core";
 import { SandboxProcesses } from "@rewind/executor";
-import { compileScript } from "@rewind/sandbox";
+import { compileScript, epochSupport } from "@rewind/sandbox";
 
 const MIB = 1024 * 1024;
 const pool = new SandboxProcesses({ sandbox: { memoryLimitMb: 128, cpuLimitMs: 20_000 } });
@@ -30,12 +30,20 @@ function residentBytes(pid: number): number {
   return Number(line![1]) * 1024;
 }
 
+/**
+ * Epoch 1's runs: their guest lets a script make a 1 GiB memory, so the host's guard is what holds
+ * it (the standard epochs' guest refuses one over the isolate's limit before it exists,
+ * libs/sandbox/test/webassembly.test.ts). Epoch 1 is Node 20's: elsewhere there is none to hold.
+ */
+const EPOCH = 1;
+const served = epochSupport().epochs.includes(EPOCH);
+
 async function instance(source: string, runId: string) {
   const script = await compileScript({ source, filename: `${runId}.ts` });
-  return pool.instantiate(script, { seed: newSeed(), startAt: 0, runId });
+  return pool.instantiate(script, { seed: newSeed(), startAt: 0, runId, epoch: EPOCH });
 }
 
-describe("WebAssembly memory in a sandbox process", () => {
+describe.skipIf(!served)("WebAssembly memory in a sandbox process (epoch 1)", () => {
   it("fails a run holding more than its memory limit with MEMORY_LIMIT, and frees it", async () => {
     const warm = await instance("export default async () => 1;", "warm");
     await warm.start(null);

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { defineToolset, type RunQuarantinedEntry } from "@rewind/core";
-import { Sandbox, compileScript } from "@rewind/sandbox";
+import { Sandbox, compileScript, epochSupport } from "@rewind/sandbox";
 import type { Store } from "@rewind/store";
 import { Executor } from "../src/index.js";
 import { createRun, until, useTestStore } from "./harness.js";
@@ -79,7 +79,7 @@ describe("quarantine by the worker that finds a divergence", () => {
       recorded: { kind: "call", callsite: "jittery.ts:3:15" },
       replayed: { kind: "call", label: "call note({ r: 0.25 })", callsite: "jittery.ts:3:15" },
       runEpoch: 1,
-      workerEpochs: [1],
+      workerEpochs: epochSupport().epochs, // every epoch this runtime serves (1 and 2 on Node 20)
       worker: { owner: "buggy-worker", build: "rewind 0.1.0-buggy", isolatedVm: "5.0.4" },
     });
     expect((entry.report as { message: string }).message).toMatch(

@@ -112,14 +112,16 @@ export const EPOCHS: readonly EpochRelease[] = [
     },
     notes: "Node 20.20 with isolated-vm 5.0.4: the first release.",
   },
-  // Drafts (no `released` day): one epoch per runtime, released once, together with the guest
-  // runtime that fixes the sandbox's deviations from standard JavaScript (issue 12) and the
-  // hardening changes, so that each runtime gets one new epoch, not two. They run the standard
-  // guest runtime (guest/standard/, guestBundle(epoch)), and their digests follow it until then.
-  // Not released yet: the unhandled-rejection rule of issue 12 is not in (libs/sandbox/
-  // HOW_IT_WORKS.md, "One guest runtime per epoch"), and a released epoch is frozen.
+  // One epoch per runtime, released together on 2026-12-01 with the standard guest runtime
+  // (guest/standard/, guestBundle(epoch)), which fixes the sandbox's deviations from standard
+  // JavaScript (issue 12) and carries the hardening changes scripts observe (issue 17: the wire,
+  // WebAssembly's caps, long timers), so that each runtime got one new epoch, not two.
+  // Released with epoch 1's behaviour for unhandled rejections, a known limit (libs/sandbox/
+  // HOW_IT_WORKS.md, "Unhandled rejections: a known limit"): the rule of issue 12 needs an
+  // isolated-vm that holds rejected promises strongly, which no release does yet.
   {
     epoch: 2,
+    released: "2026-12-01",
     environment: {
       v8: "11.3.244.8",
       isolatedVm: "5.0.4",
@@ -132,11 +134,15 @@ export const EPOCHS: readonly EpochRelease[] = [
     matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: STANDARD_REPLAY,
     notes:
-      "Draft. Node 20 (end of life) with isolated-vm 5.0.4 and the fixed guest runtime, for new runs " +
-      "of deployments still on Node 20; epoch 1 stays theirs for the runs it has.",
+      "Node 20.20 (end of life) with isolated-vm 5.0.4: the standard guest runtime, for the new runs " +
+      "of deployments still on Node 20; epoch 1 stays theirs for the runs it has. " +
+      "Unhandled rejections as in epoch 1 (a known limit: one the collector took before the " +
+      "activation ended is forgotten); a runtime whose isolated-vm holds them strongly gets the rule " +
+      "as its next epoch.",
   },
   {
     epoch: 3,
+    released: "2026-12-01",
     environment: {
       v8: "13.6.233.17",
       isolatedVm: "7.0.1",
@@ -148,10 +154,15 @@ export const EPOCHS: readonly EpochRelease[] = [
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: STANDARD_REPLAY,
-    notes: "Draft. Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt.",
+    notes:
+      "Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt: the standard guest runtime. " +
+      "Unhandled rejections as in epoch 1 (a known limit: one the collector took before the " +
+      "activation ended is forgotten); a runtime whose isolated-vm holds them strongly gets the rule " +
+      "as its next epoch.",
   },
   {
     epoch: 4,
+    released: "2026-12-01",
     environment: {
       v8: "14.6.202.34",
       isolatedVm: "7.0.1",
@@ -163,7 +174,11 @@ export const EPOCHS: readonly EpochRelease[] = [
     sandboxDigest: "sha256:0a7209c082a1f2f03b58980019110c17cb12bc454e0a5274084018b3bc50d6b7",
     matchingDigest: "sha256:b027cb21023269d85d19cf88c0917a11594265b017ff0b6aceffe2d47c1639a1",
     replay: STANDARD_REPLAY,
-    notes: "Draft. Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt.",
+    notes:
+      "Node 26.12 (current LTS) with isolated-vm 7.0.1, prebuilt: the standard guest runtime. " +
+      "Unhandled rejections as in epoch 1 (a known limit: one the collector took before the " +
+      "activation ended is forgotten); a runtime whose isolated-vm holds them strongly gets the rule " +
+      "as its next epoch.",
   },
 ];
 
@@ -175,9 +190,15 @@ export const SUPPORTED_EPOCHS: readonly number[] = [1, 2, 3, 4];
 
 /**
  * The newest released epoch. New runs start in `newRunEpoch()`: the newest epoch the process's
- * own runtime serves, which is this one only on its runtime.
+ * own runtime serves (Node 20: 2, Node 24: 3, Node 26: 4), which is this one only on its runtime.
  */
-export const CURRENT_EPOCH = 1;
+export const CURRENT_EPOCH = 4;
+
+/** The runtime an epoch names, as its notes begin: "Node 24.22 (LTS) with isolated-vm 7.0.1, prebuilt". */
+export function runtimeOf(release: EpochRelease): string {
+  const notes = release.notes.replace(/^Draft\. /, "");
+  return /^(.*?)[:.](\s|$)/.exec(notes)?.[1] ?? notes;
+}
 
 /** True for a draft: defined, runnable on its runtime, not released (see EpochRelease.released). */
 export function isDraft(release: EpochRelease): boolean {
@@ -210,8 +231,10 @@ export function runtimeMismatches(release: EpochRelease, environment: EpochEnvir
 
 /**
  * The epoch new runs start in, in a process with this runtime: the newest released epoch it can
- * replay, else (a runtime with no released epoch yet: Node 24 and 26 today) the newest draft it
- * can, else the newest released epoch (the process serves none: its runs wait for workers that do).
+ * replay (Node 20: 2, Node 24: 3, Node 26: 4), else (a runtime whose only epoch is a draft) the
+ * newest draft it can, else the newest released epoch (the process serves none: its runs wait for
+ * workers that do). An API told otherwise (REWIND_NEW_RUN_EPOCH, newRunEpochProblem) starts them
+ * in an older released epoch instead.
  */
 export function newRunEpoch(environment: EpochEnvironment = currentEnvironment()): number {
   const served = EPOCHS.filter(
@@ -223,6 +246,24 @@ export function newRunEpoch(environment: EpochEnvironment = currentEnvironment()
   return (
     newest(served.filter((r) => !isDraft(r))) ?? newest(served.filter(isDraft)) ?? CURRENT_EPOCH
   );
+}
+
+/**
+ * Why `epoch` cannot be the one an operator makes new runs start in (REWIND_NEW_RUN_EPOCH):
+ * undefined when it can. Any released epoch this build supports can, whatever this process's own
+ * runtime (the API executes nothing: the runs wait for workers of that epoch). It is for a
+ * rollout that keeps new runs on the epoch its old workers serve, and for tests of upgrades;
+ * a draft cannot, as its runs may not replay on the build that releases it.
+ */
+export function newRunEpochProblem(epoch: number): string | undefined {
+  const release = findEpoch(epoch);
+  const supported = EPOCHS.filter((r) => SUPPORTED_EPOCHS.includes(r.epoch) && !isDraft(r));
+  const choices = `one of ${supported.map((r) => r.epoch).join(", ")}`;
+  if (release === undefined || !SUPPORTED_EPOCHS.includes(epoch))
+    return `epoch ${epoch} is not one this build supports: choose ${choices}, or leave it unset for the newest this runtime serves`;
+  if (isDraft(release))
+    return `epoch ${epoch} is a draft: new runs start only in a released epoch (${choices})`;
+  return undefined;
 }
 
 /**
@@ -296,7 +337,7 @@ export function epochSupport(
           `epoch ${epoch} needs V8 ${wanted.v8}, isolated-vm ${wanted.isolatedVm}, ICU ${wanted.icu} and ` +
           `tz ${wanted.tz}${wanted.cldr === undefined ? "" : ` (CLDR ${wanted.cldr}, Unicode ${wanted.unicode ?? "?"})`}, ` +
           `this process has ${mismatches.join(", ")}: its runs wait for a worker that matches. Deploy ` +
-          `the Node the epoch names (${release.notes.replace(/^Draft\. /, "")}), or release a new epoch for this runtime`,
+          `the Node the epoch names (${runtimeOf(release)}), or release a new epoch for this runtime`,
       });
       continue;
     }
@@ -327,8 +368,8 @@ export function epochSupport(
     support.epochs.push(epoch);
   }
   if (support.epochs.length === 0) support.refused.push(...otherRuntimes);
-  // Unclaimed drafts are served only by a runtime with no released epoch of its own (Node 24 and
-  // 26 today, to run at all): a Node 20 worker keeps serving epoch 1 alone until 2 is released.
+  // Unclaimed drafts are served only by a runtime with no released epoch of its own (to run at
+  // all): a runtime with a released epoch keeps to those until its draft is released.
   if (options.claims === undefined && support.epochs.some((e) => !isDraft(findEpoch(e)!))) {
     const drafts = support.epochs.filter((e) => isDraft(findEpoch(e)!));
     support.epochs = support.epochs.filter((e) => !drafts.includes(e));

@@ -21,6 +21,8 @@ export {
   findEpoch,
   isDraft,
   newRunEpoch,
+  newRunEpochProblem,
+  runtimeOf,
   runtimeMismatches,
   currentEnvironment,
   epochSupport,

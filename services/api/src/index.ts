@@ -16,3 +16,4 @@ export {
 } from "@rewind/contract";
 export type { ErrorBody } from "./errors.js";
 export { startApiService } from "./main.js";
+export { newRunEpochFrom, newRunEpochSetting } from "./new-run-epoch.js";

@@ -4,6 +4,7 @@ import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
 import { serveAs } from "@rewind/telemetry";
 import { createApi } from "./app.js";
+import { newRunEpochSetting } from "./new-run-epoch.js";
 import { RedisRunChanges } from "./redis-run-changes.js";
 
 const Config = z.object({
@@ -18,6 +19,7 @@ const Config = z.object({
     .int("REWIND_POLL_MS must be a whole number of milliseconds")
     .min(10, "REWIND_POLL_MS must be at least 10 ms")
     .optional(),
+  REWIND_NEW_RUN_EPOCH: newRunEpochSetting,
 });
 
 /** `rewind api`: the HTTP API as its own process. It stores runs and rings; workers execute. */
@@ -50,6 +52,7 @@ export async function startApiService(options: {
     version: "0.1.0",
     ...(changes !== undefined ? { changes } : {}),
     ...(config.REWIND_POLL_MS !== undefined ? { pollMs: config.REWIND_POLL_MS } : {}),
+    ...(config.REWIND_NEW_RUN_EPOCH !== undefined ? { epoch: config.REWIND_NEW_RUN_EPOCH } : {}),
   });
   await api.listen({ port: options.port, host: options.host ?? "127.0.0.1" });
   return {

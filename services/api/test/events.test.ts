@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newRunEpoch } from "@rewind/sandbox";
 import { LocalRunChanges, createApi } from "../src/index.js";
 import {
   appendAsExecutor,
@@ -57,11 +58,16 @@ describe("signals and cancel go to the run's inbox and ring the doorbell", () =>
     // Nothing is journaled by the API: only the run's owner appends.
     expect(await h.store.readJournal(id)).toHaveLength(1);
     // No worker holds the run: each ring goes to its epoch's queue, for any worker.
-    expect(h.routes.at(-1)).toEqual({ runId: id, epoch: 1, leases: 0 });
+    expect(h.routes.at(-1)).toEqual({ runId: id, epoch: newRunEpoch(), leases: 0 });
     // A worker holds it hot: the ring names that worker, so the activation goes there.
     await h.store.acquireLease(id, "worker-7", 30_000);
     await h.app.inject({ method: "POST", url: `/v1/runs/${id}/signals/ping`, headers: h.auth });
-    expect(h.routes.at(-1)).toEqual({ runId: id, epoch: 1, holder: "worker-7", leases: 1 });
+    expect(h.routes.at(-1)).toEqual({
+      runId: id,
+      epoch: newRunEpoch(),
+      holder: "worker-7",
+      leases: 1,
+    });
   });
 
   it("takes signal names of up to 200 characters, URL-encoded", async () => {

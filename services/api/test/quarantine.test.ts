@@ -5,7 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JournalEntry } from "@rewind/core";
+import { findEpoch, newRunEpoch } from "@rewind/sandbox";
 import { appendAsExecutor, errorOf, openHarness, startRun, type Harness } from "./harness.js";
+
+/** The epoch the API starts runs in here: the newest this runtime serves (2 on Node 20). */
+const EPOCH = newRunEpoch();
 
 let h: Harness;
 beforeAll(async () => {
@@ -40,8 +44,8 @@ async function quarantinedRun(): Promise<string> {
             label: "call charge({ cents: 1300 })",
             callsite: "order.ts:4:9",
           },
-          runEpoch: 1,
-          workerEpochs: [1],
+          runEpoch: EPOCH,
+          workerEpochs: [EPOCH],
           worker: { owner: "worker:a", build: "rewind 0.1.0" },
         },
       },
@@ -65,7 +69,7 @@ async function actAsService(id: string, make: (seq: number) => JournalEntry): Pr
   };
   const outcome =
     entry.kind === "run.released"
-      ? await h.store.commitRelease({ ...append, status: "queued" }, entry.epoch ?? 1)
+      ? await h.store.commitRelease({ ...append, status: "queued" }, entry.epoch ?? EPOCH)
       : (await h.store.commit([{ ...append, status: "failed" }]))[0];
   expect(outcome).toBe("ok");
   await h.store.releaseLease(lease);
@@ -83,7 +87,7 @@ describe("quarantine endpoints", () => {
     expect(mine).toMatchObject({
       id,
       status: "quarantined",
-      epoch: 1,
+      epoch: EPOCH,
       seq: 2,
       reason: "divergence",
       divergence: {
@@ -91,8 +95,8 @@ describe("quarantine endpoints", () => {
         recorded: { callsite: "order.ts:4:9", label: "call charge({ cents: 1200 })" },
         replayed: { callsite: "order.ts:4:9" },
       },
-      runEpoch: 1,
-      workerEpochs: [1],
+      runEpoch: EPOCH,
+      workerEpochs: [EPOCH],
       worker: { build: "rewind 0.1.0" },
       pending: [],
     });
@@ -129,7 +133,7 @@ describe("quarantine endpoints", () => {
       { action: "release", by: "test@acme", quarantineSeq: 2 },
     ]);
     // Onto its own epoch, named: the same request again.
-    const named = await post(`/v1/quarantine/${id}/release?wait=0`, { epoch: 1 });
+    const named = await post(`/v1/quarantine/${id}/release?wait=0`, { epoch: EPOCH });
     expect(named.json().request).toEqual(first.json().request);
     // A conflicting request while one is pending is refused, saying what is pending.
     const giveUp = errorOf(await post(`/v1/quarantine/${id}/give-up?wait=0`));
@@ -140,12 +144,14 @@ describe("quarantine endpoints", () => {
       kind: "run.released",
       at: 4_000,
       by: "test@acme",
-      epoch: 1,
+      epoch: EPOCH,
     }));
     const after = await post(`/v1/quarantine/${id}/release`);
     expect(after.statusCode).toBe(200);
     expect(after.json()).toMatchObject({ state: "unchanged", run: { status: "queued" } });
-    expect(after.json().message).toMatch(/released by test@acme onto epoch 1 at seq 3/);
+    expect(after.json().message).toMatch(
+      new RegExp(`released by test@acme onto epoch ${EPOCH} at seq 3`),
+    );
     const late = errorOf(await post(`/v1/quarantine/${id}/give-up`, { reason: "too late" }));
     expect(late.code).toBe("CONFLICT");
     expect(late.message).toMatch(/it was released .*: cancel it instead/);
@@ -195,7 +201,7 @@ describe("quarantine endpoints", () => {
     const id = await quarantinedRun();
     const epoch = errorOf(await post(`/v1/quarantine/${id}/release`, { epoch: 99 }));
     expect(epoch).toMatchObject({ code: "INVALID_INPUT", field: "body.epoch" });
-    expect(epoch.message).toMatch(/epoch 99 has not been released \(released epochs: 1\)/);
+    expect(epoch.message).toMatch(/epoch 99 has not been released \(released epochs: 1, 2, 3, 4\)/);
     const reason = errorOf(await post(`/v1/quarantine/${id}/give-up`, { reason: "" }));
     expect(reason).toMatchObject({ code: "INVALID_INPUT", field: "body.reason" });
     const unknown = errorOf(await post(`/v1/quarantine/${id}/release`, { epochs: 1 }));
@@ -214,13 +220,19 @@ describe("quarantine endpoints", () => {
     const response = await h.app.inject({ method: "GET", url: "/v1/epochs", headers: h.auth });
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body.current).toBe(1);
-    const one = body.epochs.find((e: { epoch: number }) => e.epoch === 1);
+    expect(body.current).toBe(EPOCH);
+    const one = body.epochs.find((e: { epoch: number }) => e.epoch === EPOCH);
     expect(one).toMatchObject({
       known: true,
       supported: true,
       current: true,
-      environment: { isolatedVm: "5.0.4" },
+      released: "2026-12-01",
+      environment: { isolatedVm: findEpoch(EPOCH)!.environment.isolatedVm },
+    });
+    // The older epoch of this runtime's is supported, not current.
+    expect(body.epochs.find((e: { epoch: number }) => e.epoch === 1)).toMatchObject({
+      supported: true,
+      current: false,
     });
     expect(one.sandboxDigest).toMatch(/^sha256:/);
     expect(one.runs.open).toBeGreaterThanOrEqual(3);
@@ -231,11 +243,11 @@ describe("quarantine endpoints", () => {
     expect(one.workers).toBe(0);
     // With none, its open runs wait for one, quarantined ones aside (they wait for an operator).
     expect(one.waiting).toBe(one.runs.open - one.runs.byStatus.quarantined);
-    await h.store.workerSeen("api-test-worker", [1]);
+    await h.store.workerSeen("api-test-worker", [EPOCH]);
     const seen = await h.app.inject({ method: "GET", url: "/v1/epochs", headers: h.auth });
-    const epoch1 = seen.json().epochs.find((e: { epoch: number }) => e.epoch === 1);
-    expect(epoch1.workers).toBe(1);
-    expect(epoch1.waiting).toBe(0);
+    const served = seen.json().epochs.find((e: { epoch: number }) => e.epoch === EPOCH);
+    expect(served.workers).toBe(1);
+    expect(served.waiting).toBe(0);
     await h.store.workerGone("api-test-worker");
   });
 });

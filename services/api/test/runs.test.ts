@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { parseJournalFile } from "@rewind/journal";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newRunEpoch } from "@rewind/sandbox";
 import { SCRIPT, completeRun, openHarness, startRun, type Harness } from "./harness.js";
 
 let h: Harness;
@@ -43,7 +44,7 @@ describe("POST /v1/runs", () => {
       status: "queued",
       namespace: "acme",
       toolset: "shop",
-      epoch: 1,
+      epoch: newRunEpoch(),
       lastSeq: 1,
     });
     const [started] = await h.store.readJournal(body.id);
@@ -53,7 +54,7 @@ describe("POST /v1/runs", () => {
       runId: body.id,
       scriptHash: sha(SCRIPT.code),
       seed: expect.stringMatching(/^[0-9a-f]{64}$/),
-      epoch: 1,
+      epoch: newRunEpoch(),
       toolset: "shop",
       namespace: "acme",
     });
@@ -100,7 +101,7 @@ describe("GET /v1/runs and /v1/runs/:id", () => {
       scriptHash: sha(SCRIPT.code),
       script: "hello.ts",
       toolset: "default",
-      epoch: 1,
+      epoch: newRunEpoch(),
       lastSeq: 1,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       updatedAt: expect.stringMatching(/Z$/),

@@ -13,7 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newSeed, type RunStartedEntry } from "@rewind/core";
 import { startDevPlatform, type DevPlatform } from "@rewind/dev";
-import { compileScript } from "@rewind/sandbox";
+import { compileScript, newRunEpoch } from "@rewind/sandbox";
 import { Rewind, defineToolset } from "@rewind/sdk";
 import { launchChromium } from "./browser.js";
 
@@ -146,12 +146,17 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
 
   await expect.poll(() => tile(page, "quarantined").textContent()).toBe("1");
   expect(await tile(page, "queued").textContent()).toBe("1");
-  const current = page.locator('#epochs tr[data-epoch="1"]');
-  expect(await current.textContent()).toMatch(
-    /^1 current.*supported.*V8 [\d.]+, isolated-vm 5\.0\.4.*1quarantined 1$/,
+  // The quarantined run is of epoch 1, which this runtime still serves; new runs start in the
+  // newest epoch it serves (newRunEpoch: 2 on Node 20).
+  const epoch1 = page.locator('#epochs tr[data-epoch="1"]');
+  expect(await epoch1.textContent()).toMatch(
+    /^1 supported.*V8 [\d.]+, isolated-vm 5\.0\.4.*1quarantined 1$/,
   );
-  expect(await current.getAttribute("class")).toBe("");
-  expect(await current.locator("[data-workers]").textContent()).toBe("1"); // rewind dev's executor
+  expect(await page.locator(`#epochs tr[data-epoch="${newRunEpoch()}"]`).textContent()).toMatch(
+    new RegExp(`^${newRunEpoch()} current`),
+  );
+  expect(await epoch1.getAttribute("class")).toBe("");
+  expect(await epoch1.locator("[data-workers]").textContent()).toBe("1"); // rewind dev's executor
   const other = page.locator('#epochs tr[data-epoch="99"]');
   expect(await other.getAttribute("class")).toBe("unsupported");
   expect(await other.locator("[data-workers]").textContent()).toBe("0");
@@ -183,7 +188,9 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   const outcome = report.locator(".outcome");
   await expect
     .poll(() => outcome.textContent())
-    .toMatch(/refused: .*epoch 9 has not been released \(released epochs: 1\).*\(INVALID_INPUT\)$/);
+    .toMatch(
+      /refused: .*epoch 9 has not been released \(released epochs: 1, 2, 3, 4\).*\(INVALID_INPUT\)$/,
+    );
   expect((await api.runs.get(id)).status).toBe("quarantined");
 
   // A refresh rewrites nothing the operator is typing into.
@@ -207,7 +214,7 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   await row.waitFor({ state: "detached" });
   await expect.poll(() => tile(page, "quarantined").textContent()).toBe("0");
   expect(await page.locator("#quarantine-empty").isVisible()).toBe(true);
-  expect(await current.locator("td[data-open]").textContent()).toBe("0");
+  expect(await epoch1.locator("td[data-open]").textContent()).toBe("0");
   // Nothing failed in the page but the refused release (the browser logs every 4xx).
   const problems = (page as Page & { problems: string[] }).problems;
   expect(problems.filter((p) => !p.includes("status of 422"))).toEqual([]);

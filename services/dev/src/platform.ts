@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { LocalRunChanges, createApi } from "@rewind/api";
+import { LocalRunChanges, createApi, newRunEpochFrom } from "@rewind/api";
 import {
   Executor,
   SandboxProcesses,
@@ -53,6 +53,8 @@ const RETENTION_EVERY_MS = 60 * 60 * 1000;
  */
 export async function startDevPlatform(options: DevPlatformOptions = {}): Promise<DevPlatform> {
   const log = options.log ?? (() => {});
+  // REWIND_NEW_RUN_EPOCH (services/api/src/new-run-epoch.ts): checked before anything starts.
+  const newRunEpoch = newRunEpochFrom(process.env, "rewind dev");
   const dataDir = options.dataDir ?? ".rewind";
   const store = await openStore({
     dataDir,
@@ -79,6 +81,11 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   const support = epochSupport({ maxValueBytes: sandbox.options.maxValueBytes });
   for (const { reason } of support.refused) log(`refusing ${reason}`);
   for (const warning of support.warnings) log(`warning: ${warning}`);
+  if (newRunEpoch !== undefined && !support.epochs.includes(newRunEpoch))
+    log(
+      `warning: REWIND_NEW_RUN_EPOCH=${newRunEpoch}, which this process does not run (it runs ` +
+        `${support.epochs.join(", ")}): new runs wait for a worker that does`,
+    );
   const owner = `dev:${process.pid}:${randomBytes(4).toString("hex")}`;
   const executor = new Executor({
     store,
@@ -105,6 +112,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     changes,
     doorbell: { ring: (route) => queue.ring(route) },
     version: "0.1.0",
+    ...(newRunEpoch !== undefined ? { epoch: newRunEpoch } : {}),
     onQuarantineRequest: () => quarantine.poke(),
     // Limits set through this API hold for the next run this executor loads, not 5 s later.
     onLimitsChanged: (namespace) => executor.forgetLimits(namespace),

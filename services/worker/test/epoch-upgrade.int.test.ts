@@ -1,7 +1,9 @@
 /**
  * Issue 12's upgrade test: a deployment moves from Node 20 to Node 24 with runs open. Runs start
- * on the Node 20 epoch (one sleeping on a timer, one waiting for a signal, one whose script read
- * Math.E, which Node 24 computes differently); the Node 20 worker stops; a Node 24 worker starts;
+ * in epoch 1, the first Node 20 epoch (one sleeping on a timer, one waiting for a signal, one whose
+ * script read Math.E, which epoch 1 reads as undefined and Node 24 computes); the API starts them
+ * there as told (REWIND_NEW_RUN_EPOCH=1: Node 20's new runs start in epoch 2 now, whose Math.E
+ * would move); the Node 20 worker stops; a Node 24 worker starts;
  * the operator path (`rewind epochs migrate`, a real CLI process) checks the runs on that worker
  * and moves the two that replay the same, refusing the third; the moved runs complete on Node 24,
  * and the counting server saw each callId invoked once.
@@ -29,7 +31,8 @@ if (node24Root === undefined)
 
 describe.skipIf(node24Root === undefined)("upgrading Node 20 to Node 24 with runs open", () => {
   const cluster = new Cluster({
-    env: { REWIND_LEASE_MS: "3000", REWIND_STICKY_TIMEOUT_MS: "200" },
+    // The runs of a deployment that has been on Node 20 since before epoch 2: epoch 1's.
+    env: { REWIND_LEASE_MS: "3000", REWIND_STICKY_TIMEOUT_MS: "200", REWIND_NEW_RUN_EPOCH: "1" },
     // Two runtimes' processes start on a loaded machine: give them time.
     startupMs: 90_000,
   });
@@ -79,6 +82,7 @@ describe.skipIf(node24Root === undefined)("upgrading Node 20 to Node 24 with run
     ]);
     const ids = [timer.id, signal.id, mathE.id];
     const oldEpoch = (await api.runs.get(timer.id)).epoch;
+    expect(oldEpoch).toBe(1);
     // Each made its first call and now waits: on its timer, its signal.
     await until(
       "the three runs to wait",
@@ -101,20 +105,20 @@ describe.skipIf(node24Root === undefined)("upgrading Node 20 to Node 24 with run
       30_000,
     );
     const newEpoch = served.epoch;
-    const draft = served.released === undefined ? ["--allow-draft"] : [];
+    expect(served).toMatchObject({ epoch: 3, released: expect.any(String) }); // Node 24's, released
     const before = (await api.epochs()).epochs.find((e) => e.epoch === oldEpoch)!;
     expect(before.runs.open).toBe(3);
     expect(before.workers).toBe(0);
 
     // A dry run first: it says what would move, and moves nothing.
-    const dry = await migrate([String(oldEpoch), "--to", String(newEpoch), "--dry-run", ...draft]);
+    const dry = await migrate([String(oldEpoch), "--to", String(newEpoch), "--dry-run"]);
     expect(dry.out).toMatch(new RegExp(`would move\\s+${timer.id}`));
     expect(dry.out).toMatch(new RegExp(`would move\\s+${signal.id}`));
     expect(dry.out).toMatch(new RegExp(`stays\\s+${mathE.id}\\s+diverges at seq 2`));
     expect(dry.code).toBe(1); // not every run would move
     expect((await api.runs.get(timer.id)).epoch).toBe(oldEpoch);
 
-    const moved = await migrate([String(oldEpoch), "--to", String(newEpoch), ...draft]);
+    const moved = await migrate([String(oldEpoch), "--to", String(newEpoch)]);
     expect(moved.out, node24.log).toMatch(new RegExp(`moved\\s+${timer.id}`));
     expect(moved.out).toMatch(new RegExp(`moved\\s+${signal.id}`));
     expect(moved.out).toMatch(new RegExp(`stays\\s+${mathE.id}\\s+diverges at seq 2`));

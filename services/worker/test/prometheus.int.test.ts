@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileScript } from "@rewind/sandbox";
+import { compileScript, newRunEpoch } from "@rewind/sandbox";
 import { openStore } from "@rewind/store";
 import { traceIdOf } from "@rewind/telemetry";
 import { DASHBOARDS } from "../../../deploy/grafana/test/dashboards.js";
@@ -208,10 +208,10 @@ describe("metrics scraped by a real Prometheus", () => {
     const backlog = await until(
       "Prometheus to see the backlog",
       async () => {
-        const [sample] = await prometheus.query(
-          "max by (epoch) (rewind_queue_backlog)",
-          Date.now() / 1000,
-        );
+        // The new run's epoch (newRunEpoch(): 2 on Node 20), among a series per epoch known.
+        const sample = (
+          await prometheus.query("max by (epoch) (rewind_queue_backlog)", Date.now() / 1000)
+        ).find((s) => s.metric.epoch === String(newRunEpoch()));
         return sample?.value?.[1] === "1" ? sample : undefined;
       },
       15_000,

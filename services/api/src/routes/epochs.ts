@@ -1,6 +1,6 @@
 import { RewindError } from "@rewind/core";
 import { PRESENCE_LIVE_MS } from "@rewind/executor";
-import { EPOCHS, SUPPORTED_EPOCHS, findEpoch, isDraft } from "@rewind/sandbox";
+import { EPOCHS, SUPPORTED_EPOCHS, findEpoch, isDraft, runtimeOf } from "@rewind/sandbox";
 import type { EpochCheck } from "@rewind/store";
 import type { z } from "zod";
 import {
@@ -147,7 +147,7 @@ export const migrateEpoch = defineRoute({
       throw new RewindError(
         "CONFLICT",
         `No live worker runs epoch ${to}: the check replays the runs on one of them (on its runtime, ` +
-          `${target.notes.replace(/^Draft\. /, "")}). Start a worker of that runtime, then ask again`,
+          `${runtimeOf(target)}). Start a worker of that runtime, then ask again`,
       );
     const check = await ctx.store.requestEpochCheck({
       namespace,
