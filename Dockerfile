@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The rewind image: one image runs any of `api`, `worker`, `quarantine-service`, `migrate` and
+# The rewind image: one image runs any of `api`, `worker`, `quarantine-service`, `projector`, `migrate` and
 # the other `rewind` subcommands. It is built once per Node runtime, because each determinism
 # epoch is replayed by one runtime (docs/operations.md, "Images"):
 #

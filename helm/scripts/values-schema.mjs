@@ -192,6 +192,27 @@ const schema = {
       healthPort: port("port of /healthz, /readyz and /metrics"),
       pollMs: int("how often it looks for operators' requests", 50),
     }),
+    projector: component({
+      enabled: bool("run the projector (traces and webhooks are projected only when it runs)"),
+      healthPort: port("port of /healthz, /readyz and /metrics"),
+      pollMs: int("how often it looks for newly committed entries when caught up", 10),
+      publicUrl: text("where webhook payloads' links point: the API as clients reach it"),
+      webhooks: strict({
+        enabled: bool("deliver the namespaces' webhooks"),
+        concurrency: int("deliveries in flight at once", 1),
+        disableAfter: {
+          type: "string",
+          pattern: "^([0-9]+(\\.[0-9]+)?(ms|s|m|h|d|w))+$",
+          description: "an endpoint failing every attempt for this long is disabled (5d, 12h)",
+        },
+        allow: {
+          type: "array",
+          items: { type: "string", minLength: 1 },
+          description:
+            "CIDRs, addresses or host names endpoints may reach although private or loopback",
+        },
+      }),
+    }),
     workerDefaults: strict(workerSettings),
     workers: {
       type: "object",
@@ -239,7 +260,7 @@ const schema = {
       enabled: bool("make NetworkPolicies"),
       apiFrom: k8sList("NetworkPolicy peers that may call the API (empty: the namespace's pods)"),
       metricsFrom: k8sList("NetworkPolicy peers that may scrape the metrics ports"),
-      workerEgress: k8sList("NetworkPolicy egress rules of workers and the quarantine service"),
+      workerEgress: k8sList("NetworkPolicy egress rules of workers, the quarantine service and the projector"),
     }),
   },
 };

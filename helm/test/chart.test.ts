@@ -186,6 +186,7 @@ describe("what the manifests say", () => {
     );
     expect(selected.map((s) => s.metadata.name).sort()).toEqual([
       "rw-rewind-api",
+      "rw-rewind-projector-metrics",
       "rw-rewind-quarantine-metrics",
       "rw-rewind-worker-epoch-3-metrics",
     ]);

@@ -189,6 +189,7 @@ describe("the processes as the chart runs them", () => {
         redis: { url: REDIS_URL, prefix },
         api: { port: await freePort() },
         quarantine: { healthPort: await freePort() },
+        projector: { healthPort: await freePort() },
         workerDefaults: {
           healthPort: await freePort(),
           toolsets: [SLOW_TOOLSET],
@@ -217,6 +218,7 @@ describe("the processes as the chart runs them", () => {
   it("waits for the schema, migrates idempotently, answers its probes, and drains on SIGTERM", async () => {
     const api = find(rendered, "Deployment", "rw-rewind-api");
     const quarantine = find(rendered, "Deployment", "rw-rewind-quarantine");
+    const projector = find(rendered, "Deployment", "rw-rewind-projector");
     const worker = find(rendered, "Deployment", `rw-rewind-worker-epoch-${newRunEpoch()}`);
     const job = byKind(rendered, "Job")[0]!;
 
@@ -238,7 +240,7 @@ describe("the processes as the chart runs them", () => {
 
     // Every Deployment's init container now passes, and its service starts and answers.
     const services = new Map<string, Pod>();
-    for (const deployment of [api, quarantine, worker]) {
+    for (const deployment of [api, quarantine, projector, worker]) {
       const spec = podSpec(deployment);
       for (const container of spec.initContainers ?? []) {
         const result = await runToEnd(container, environment(rendered, container));
@@ -322,8 +324,8 @@ describe("the processes as the chart runs them", () => {
     );
     expect(result.result).toEqual({ waited: 4000 });
 
-    // The API and the quarantine service stop promptly on SIGTERM too.
-    for (const name of ["rw-rewind-api", "rw-rewind-quarantine"]) {
+    // The API, the quarantine service and the projector stop promptly on SIGTERM too.
+    for (const name of ["rw-rewind-api", "rw-rewind-quarantine", "rw-rewind-projector"]) {
       const pod = services.get(name)!;
       pod.process.kill("SIGTERM");
       const exit = await pod.exited;

@@ -63,6 +63,16 @@ describe("values.schema.json", () => {
       says: [/api\/port|api\.port/, /maximum|65535/],
     },
     {
+      name: "a webhook allowlist given as one string",
+      values: { projector: { webhooks: { allow: "10.0.0.0/8" } } },
+      says: [/projector\/webhooks\/allow|projector\.webhooks\.allow/, /array/],
+    },
+    {
+      name: "an endpoint's give-up time in words",
+      values: { projector: { webhooks: { disableAfter: "5 days" } } },
+      says: [/disableAfter/],
+    },
+    {
       name: "half the connections",
       values: { database: { url: "postgres://db/rewind" } },
       says: [/redis\.url/, /existingSecret/],
