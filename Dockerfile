@@ -3,12 +3,12 @@
 # the other `rewind` subcommands. It is built once per Node runtime, because each determinism
 # epoch is replayed by one runtime (docs/operations.md, "Images"):
 #
-#   docker build --build-arg NODE_VERSION=24.21.0 -t rewind:0.1.0-node24 .
-#   docker build --build-arg NODE_VERSION=26.3.0  -t rewind:0.1.0-node26 .
+#   docker build --build-arg NODE_VERSION=24.22.3 -t rewind:0.1.0-node24 .
+#   docker build --build-arg NODE_VERSION=26.12.1 -t rewind:0.1.0-node26 .
 #   docker build --build-arg NODE_VERSION=20.20.2 -t rewind:0.1.0-node20 .   # epochs 1 and 2
 #
 # Node 20's isolated-vm is compiled in the build stage; the final stage has no compiler.
-ARG NODE_VERSION=24.21.0
+ARG NODE_VERSION=24.22.3
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 # Only Node 20 compiles anything (isolated-vm 5); the toolchain never reaches the final stage.
