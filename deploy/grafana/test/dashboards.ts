@@ -457,6 +457,16 @@ export const DASHBOARDS: DashboardSpec[] = [
         ],
       },
       {
+        title: "Limits hit",
+        kind: "stat",
+        unit: "short",
+        description:
+          "Namespace limits hit in the range, by limit: starts refused (429) and runs failed with LIMIT_EXCEEDED",
+        queries: [
+          q("sum by (limit) (increase(rewind_limits_exceeded_total[$__range]))", "{{limit}}"),
+        ],
+      },
+      {
         title: "Lease losses",
         kind: "stat",
         unit: "short",

@@ -9,6 +9,7 @@ export {
   limitDefaults,
   effectiveLimits,
   limitExceeded,
+  limitsEnforcedAt,
   type LimitName,
   type Limits,
 } from "./limits.js";

@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { limitsEnforcedAt } from "@rewind/core";
 import { changeNotices, parseServiceConfig, serviceEnv } from "@rewind/core/service-config";
 import { BullMqQueue } from "@rewind/queue";
 import { openStore } from "@rewind/store";
-import { serveAs } from "@rewind/telemetry";
+import { metrics, serveAs } from "@rewind/telemetry";
 import { createApi } from "./app.js";
 import { newRunEpochSetting } from "./new-run-epoch.js";
 import { RedisRunChanges } from "./redis-run-changes.js";
@@ -30,6 +31,9 @@ export async function startApiService(options: {
 }) {
   const config = parseServiceConfig("rewind api", Config, options.env ?? process.env);
   serveAs("api");
+  // The limits this process enforces, each a series at 0 from the start: Prometheus's increase()
+  // would miss a first refusal that made the series appear at 1.
+  for (const limit of limitsEnforcedAt("start")) metrics.limitsExceeded.inc({ limit }, 0);
   const store = await openStore({
     databaseUrl: config.DATABASE_URL,
     ...(config.REWIND_BLOB_URL ? { blobUrl: config.REWIND_BLOB_URL } : {}),

@@ -1,4 +1,4 @@
-import type { EntryKind } from "@rewind/core";
+import { limitsEnforcedAt, type EntryKind } from "@rewind/core";
 import type { Toolset } from "@rewind/sdk";
 import { metrics } from "@rewind/telemetry";
 
@@ -42,6 +42,7 @@ export function zeroWorkerSeries(toolsets: readonly Toolset[]): void {
         metrics.toolCalls.inc(labels, 0);
         metrics.toolSeconds.zero(labels);
       }
+  for (const limit of limitsEnforcedAt("journal")) metrics.limitsExceeded.inc({ limit }, 0);
   metrics.timerLateness.zero({});
   metrics.replaySeconds.zero({});
   metrics.commitSeconds.zero({});

@@ -30,6 +30,8 @@ export interface Did {
   backlog: number;
   /** Every worker's host:port, the killed ones included. */
   workers: string[];
+  /** Namespace limits hit, by limit (every limit a series, at 0 if never hit). */
+  limitsHit: Record<string, number>;
   /** Webhook delivery attempts by outcome (the receiver answered each event's first with 500). */
   webhooks: Record<string, number>;
 }
@@ -227,6 +229,7 @@ export const expectations: Record<string, Expectation> = {
       r.filter((s) => max(s) > 0).map((s) => `${s.metric.route} ${s.metric.status}`),
       key,
     ).toContain("/v1/runs/:id 404"),
+  "errors / Limits hit": (r, did, key) => expect(counts(r, "limit"), key).toEqual(did.limitsHit),
   "errors / Lease losses": (r, _did, key) => expect(single(r), key).toBe(0),
   "errors / Processes started": (r, did, key) =>
     expect(counts(r, "job"), key).toEqual(did.processes),

@@ -10,6 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIMIT_NAMES } from "@rewind/core";
 import { compileScript, newRunEpoch } from "@rewind/sandbox";
 import { openStore } from "@rewind/store";
 import { traceIdOf } from "@rewind/telemetry";
@@ -164,6 +165,10 @@ describe("metrics scraped by a real Prometheus", () => {
       "sum(rewind_executor_hot_runs)",
       quiet / 1000 + 1,
     );
+    // With three runs open, a limit of three refuses the next start (429), then is lifted.
+    await cluster.api.limits.set({ runsInFlight: 3 });
+    await expect(start(order, 99)).rejects.toThrow(/LIMIT_EXCEEDED|runs in flight|limit/i);
+    await cluster.api.limits.set({ runsInFlight: null });
 
     // Someone edits a waiting run's journal; both workers die with SIGKILL (every count of theirs
     // scraped first) and two new ones replay the waiting runs cold when signalled.
@@ -255,6 +260,7 @@ describe("metrics scraped by a real Prometheus", () => {
       backlog: Number(backlog.value![1]),
       workers: hosts.worker,
       webhooks: { delivered: ends, retrying: ends, failed: 0 },
+      limitsHit: Object.fromEntries(LIMIT_NAMES.map((l) => [l, l === "runsInFlight" ? 1 : 0])),
     };
     expect(receiver.delivered("/hook")).toHaveLength(ends);
     expect(did.hotWhileWaiting).toBe(3);
