@@ -10,7 +10,7 @@ import { ExportResultCode } from "@opentelemetry/core";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JournalEntry, RunStartedEntry } from "@rewind/core";
+import type { JournalEntry } from "@rewind/core";
 import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
 import {
@@ -21,6 +21,7 @@ import {
   type Sink,
   type SinkBatch,
 } from "../src/index.js";
+import { startedEntry } from "./runs.js";
 
 /** Keeps each span as the bytes OTLP/protobuf sends for it alone. */
 class WireCapture implements SpanExporter {
@@ -71,18 +72,7 @@ afterAll(async () => {
 });
 
 async function finishedRun(runId: string) {
-  const started: RunStartedEntry = {
-    seq: 1,
-    kind: "run.started",
-    at: 1_000,
-    runId,
-    scriptHash: "sha256:s",
-    input: {},
-    seed: "ab".repeat(32),
-    epoch: 1,
-    toolset: "shop",
-    namespace: "default",
-  };
+  const started = startedEntry(runId);
   await store.createRun({ started, ttlMs: 60_000 });
   const lease = (await store.acquireLease(runId, "owner", 30_000))!;
   const entries: JournalEntry[][] = [

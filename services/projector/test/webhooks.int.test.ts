@@ -13,12 +13,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JournalEntry, RunStartedEntry } from "@rewind/core";
+import type { JournalEntry } from "@rewind/core";
 import { addressPolicy, checkOutboundUrl, resolveChecked } from "@rewind/core/outbound-address";
 import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "@rewind/store";
 import { createTestDatabase } from "@rewind/store/testing";
 import { Dispatcher, Projector, WebhookSink, eventIdOf, sendDelivery } from "../src/index.js";
 import { Receiver, type Receipt } from "./webhook-receiver.js";
+import { startedEntry } from "./runs.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const cli = path.join(root, "libs/cli/dist/main.js");
@@ -58,18 +59,7 @@ type End = "run.completed" | "run.failed" | "run.cancelled";
 
 /** A run started and ended (one commit after its start), in `namespace`. */
 async function endedRun(runId: string, end: End, namespace = "default") {
-  const started: RunStartedEntry = {
-    seq: 1,
-    kind: "run.started",
-    at: 1_000,
-    runId,
-    scriptHash: "sha256:s",
-    input: {},
-    seed: "ab".repeat(32),
-    epoch: 1,
-    toolset: "shop",
-    namespace,
-  };
+  const started = startedEntry(runId, namespace);
   await store.createRun({ started, ttlMs: 3_600_000 });
   const lease = (await store.acquireLease(runId, "owner", 30_000))!;
   const last: JournalEntry =
