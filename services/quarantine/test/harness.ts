@@ -95,7 +95,11 @@ export async function startCluster(toolsets: readonly Toolset[]): Promise<Cluste
         leaseTtlMs: 5_000,
         build: options.bug === undefined ? "rewind test" : "rewind test (with a platform bug)",
       });
-      activations.consume((runId) => executor.activate(runId), { epochs: [1], holder: owner });
+      // The epochs this runtime serves, the one its new runs start in among them.
+      activations.consume((runId) => executor.activate(runId), {
+        epochs: executor.epochs,
+        holder: owner,
+      });
       const wake = new WakeUp(workerStore, (route) => activations.ring(route), {
         pollMs: 100,
         strandedAfterMs: 500,
