@@ -20,6 +20,7 @@ it("reads a service's environment, with defaults", () => {
     REDIS_URL: "redis://r:6379",
     REWIND_REDIS_PREFIX: "rewind",
     REWIND_HOST: "127.0.0.1",
+    REWIND_CODEC_KEYS: "", // no payload codec keys: no namespace's values can be sealed here
     REWIND_LEASE_MS: 10_000,
     REWIND_HEALTH_PORT: 0,
   });
