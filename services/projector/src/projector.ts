@@ -99,10 +99,18 @@ export class Projector {
     }
     const seqs = new Map<string, number[]>();
     const activations = new Map<string, CommittedActivation[]>();
+    const { kinds } = sink;
     for (const row of window.rows)
-      (seqs.get(row.runId) ?? seqs.set(row.runId, []).get(row.runId)!).push(row.seq);
-    for (const a of window.activations)
-      (activations.get(a.runId) ?? activations.set(a.runId, []).get(a.runId)!).push(a);
+      if (kinds === undefined || kinds.has(row.kind))
+        (seqs.get(row.runId) ?? seqs.set(row.runId, []).get(row.runId)!).push(row.seq);
+    if (kinds === undefined)
+      for (const a of window.activations)
+        (activations.get(a.runId) ?? activations.set(a.runId, []).get(a.runId)!).push(a);
+    if (seqs.size === 0 && activations.size === 0) {
+      // Nothing of it is this sink's: the cursor moves past the window, nothing read or sent.
+      await store.advanceProjectionCursor(sink.name, below, window.nextBelow, 0);
+      return true;
+    }
     const batch: SinkBatch = { runs: [] };
     for (const runId of new Set([...seqs.keys(), ...activations.keys()])) {
       const view = await loadRunView(store, runId);

@@ -1,3 +1,4 @@
+import { WEBHOOK_EVENT_TYPES } from "@rewind/contract";
 import type { Store } from "@rewind/store";
 import type { Sink, SinkBatch } from "../sink.js";
 import { eventsOf } from "./events.js";
@@ -9,6 +10,8 @@ import { eventsOf } from "./events.js";
  */
 export class WebhookSink implements Sink {
   readonly name = "webhooks";
+  /** Only the entries an event is made of: a run's other entries are never read for it. */
+  readonly kinds: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
   constructor(
     private readonly store: Store,
