@@ -2,44 +2,38 @@ import { RewindError } from "./errors.js";
 
 /**
  * The limits a namespace runs under: the one list of their names, defaults and meaning. The API
- * enforces those `enforcedAt: "start"` when a run starts; the executor those at "journal" where a
- * run's journal is appended (never in the guest, which a script controls). A namespace may set its own (the table
+ * enforces those of ENFORCED_AT_START when a run starts; the executor the others where a run's
+ * journal is appended (never in the guest, which a script controls). A namespace may set its own (the table
  * rw_namespace_limits, `POST /v1/limits`, `rewind limits set`); unset ones take the default from
  * the environment of the process that enforces it (`REWIND_LIMIT_<NAME>`), then this table.
  */
 export const LIMITS = {
   runsInFlight: {
-    enforcedAt: "start",
     env: "REWIND_LIMIT_RUNS_IN_FLIGHT",
     default: 10_000,
     what: "runs of the namespace open at once (queued, running or waiting)",
   },
   startsPerSecond: {
-    enforcedAt: "start",
     env: "REWIND_LIMIT_STARTS_PER_SECOND",
     default: 500,
     what: "runs the namespace may start (or fork) in one second",
   },
   journalEntries: {
-    enforcedAt: "journal",
     env: "REWIND_LIMIT_JOURNAL_ENTRIES",
     default: 100_000,
     what: "journal entries of one run",
   },
   journalBytes: {
-    enforcedAt: "journal",
     env: "REWIND_LIMIT_JOURNAL_BYTES",
     default: 256 * 1024 * 1024,
     what: "bytes of one run's journal (entries as JSON, values inline)",
   },
   outputBytes: {
-    enforcedAt: "journal",
     env: "REWIND_LIMIT_OUTPUT_BYTES",
     default: 16 * 1024 * 1024,
     what: "bytes of output (console) of one run",
   },
   timers: {
-    enforcedAt: "journal",
     env: "REWIND_LIMIT_TIMERS",
     default: 50_000,
     what: "timers one run may set (sleeps, setTimeout, signal timeouts)",
@@ -50,9 +44,16 @@ export type LimitName = keyof typeof LIMITS;
 export type Limits = Record<LimitName, number>;
 export const LIMIT_NAMES = Object.keys(LIMITS) as LimitName[];
 
+/**
+ * The limits the API checks when a run starts; the executor checks the others at the journal.
+ * Apart from LIMITS on purpose: the replay engine's bundle holds LIMITS (its digest is pinned by
+ * every epoch), and this list is no part of matching.
+ */
+const ENFORCED_AT_START: readonly LimitName[] = ["runsInFlight", "startsPerSecond"];
+
 /** The limits one enforcer checks: the API's at a start, the executor's at the journal. */
 export function limitsEnforcedAt(where: "start" | "journal"): LimitName[] {
-  return LIMIT_NAMES.filter((name) => LIMITS[name].enforcedAt === where);
+  return LIMIT_NAMES.filter((name) => ENFORCED_AT_START.includes(name) === (where === "start"));
 }
 
 /** The defaults, each overridden by its `REWIND_LIMIT_*` variable when set (a positive integer). */
