@@ -10,6 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newRunEpoch } from "@rewind/sandbox";
+import { devUrl } from "./dev-banner.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bin = path.join(root, "libs/cli/bin/rewind.mjs");
@@ -28,24 +29,7 @@ beforeAll(async () => {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let out = "";
-  let err = "";
-  dev.stderr!.on("data", (c: Buffer) => (err += c.toString()));
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`rewind dev did not start in 50 s:\n${err}`)),
-      50_000,
-    );
-    dev!.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      const found = /API\s+(http:\/\/[^\s/]+)\/v1/.exec(out);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[1]!);
-      }
-    });
-    dev!.once("exit", (code) => reject(new Error(`rewind dev exited with ${code}:\n${err}`)));
-  });
+  url = await devUrl(dev);
 }, 60_000);
 
 afterAll(async () => {

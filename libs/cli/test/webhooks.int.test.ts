@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Receiver } from "../../../services/projector/test/webhook-receiver.js";
+import { devUrl } from "./dev-banner.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bin = path.join(root, "libs/cli/bin/rewind.mjs");
@@ -34,21 +35,7 @@ beforeAll(async () => {
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  let out = "";
-  let err = "";
-  dev.stderr!.on("data", (c: Buffer) => (err += c.toString()));
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rewind dev did not start:\n${err}`)), 50_000);
-    dev!.stdout!.on("data", (c: Buffer) => {
-      out += c.toString();
-      const found = /API\s+(http:\/\/[^\s/]+)\/v1/.exec(out);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[1]!);
-      }
-    });
-    dev!.once("exit", (code) => reject(new Error(`rewind dev exited with ${code}:\n${err}`)));
-  });
+  url = await devUrl(dev);
 }, 60_000);
 
 afterAll(async () => {
