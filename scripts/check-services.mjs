@@ -76,8 +76,8 @@ for (const binary of ["/usr/bin/prometheus", "/usr/bin/promtool"]) {
 const { missingTools } = await import("./install-tools.mjs");
 if (missingTools().length > 0) {
   const { spawnSync } = await import("node:child_process");
-  console.log(`Installing the chart's test tools (${missingTools().join(", ")}) with Go, once…`);
+  console.log(`Installing the test tools (${missingTools().join(", ")}) with Go, once…`);
   const install = spawnSync(process.execPath, [new URL("./install-tools.mjs", import.meta.url).pathname], { stdio: "inherit" });
   if (install.status !== 0) process.exit(1);
 }
-console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}, tini, Prometheus and the chart's tools are installed`);
+console.log(`✓ PostgreSQL and Redis are reachable, Chromium is at ${chromium}, tini, Prometheus and the Go-built test tools are installed`);

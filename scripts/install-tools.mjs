@@ -1,11 +1,11 @@
 // Installs the pinned tools the test suite drives (scripts/tools.json): Go programs (Helm,
-// kubeconform) built from the Go module proxy, and the offline Kubernetes, KEDA and Prometheus
+// kubeconform) built from the Go module proxy, the traces test's OpenTelemetry Collector (made by
+// the Collector's builder from pinned components), and the offline Kubernetes, KEDA and Prometheus
 // Operator schemas built from pinned Go modules. Everything lands in one cache folder
 // (REWIND_TOOLS_DIR, default ~/.cache/rewind/tools), keyed by the pins, so a second run costs
 // nothing. Their code is never part of the repository.
 //
 //   node scripts/install-tools.mjs          install what is missing, print where
-//   node scripts/install-tools.mjs --traces also Jaeger, the traces test's backend (a long build)
 //   node scripts/install-tools.mjs --check  exit 1 saying what to run when something is missing
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -27,21 +27,22 @@ export function toolPaths() {
     root,
     helm: path.join(bin, "helm"),
     kubeconform: path.join(bin, "kubeconform"),
-    jaeger: path.join(root, "bin", digest(pins.goTools), "jaeger"),
+    collector: path.join(root, "bin", digest(pins.collector), "otelcol"),
     schemas: path.join(root, "k8s-schemas", digest([pins.kubernetesVersions, pins.crdModules])),
     kubernetesVersions: pins.kubernetesVersions,
   };
 }
 
 /**
- * What is missing, each with the command that installs it: the chart's tools, and with
- * `{ jaeger: true }` the traces test's backend too.
+ * What is missing: the chart's tools, the schemas and (unless `{ collector: false }`) the traces
+ * test's Collector.
  */
 export function missingTools(options = {}) {
   const paths = toolPaths();
   const missing = [];
   for (const name of Object.keys(pins.goPrograms)) if (!existsSync(paths[name])) missing.push(name);
-  if (options.jaeger === true && !existsSync(paths.jaeger)) missing.push("jaeger");
+  if (options.collector !== false && !existsSync(paths.collector))
+    missing.push("the OpenTelemetry Collector");
   if (!existsSync(path.join(paths.schemas, "complete"))) missing.push("Kubernetes schemas");
   return missing;
 }
@@ -73,25 +74,28 @@ function install() {
     go(["install", program], { GOBIN: gobin, GOFLAGS: "-mod=mod" });
     console.log(`  ${name} built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
-  // Jaeger (the traces test's backend) is a long build (tens of minutes on two cores): only
-  // with --traces, until CI has it cached.
-  const goTools = process.argv.includes("--traces") ? Object.entries(pins.goTools) : [];
-  for (const [name, program] of goTools) {
-    if (name === "comment" || existsSync(paths[name])) continue;
+  if (!existsSync(paths.collector)) {
     const started = Date.now();
-    console.log(`installing ${program} (several minutes the first time)`);
-    // A module of its own in the cache, never in the repository: `go get -tool` pins the program
-    // and its dependencies there, then `go build` makes the binary beside it.
-    const [pkg] = program.split("@");
-    const moduleDir = path.join(paths.root, "go-tools", digest(pins.goTools));
-    mkdirSync(moduleDir, { recursive: true });
-    if (!existsSync(path.join(moduleDir, "go.mod")))
-      writeFileSync(path.join(moduleDir, "go.mod"), "module rewind.local/tools\n\ngo 1.24\n");
-    const inModule = { cwd: moduleDir, stdio: ["ignore", "inherit", "inherit"] };
-    execFileSync("go", ["get", "-tool", program], inModule);
-    mkdirSync(path.dirname(paths[name]), { recursive: true });
-    execFileSync("go", ["build", "-o", paths[name], pkg], inModule);
-    console.log(`  ${name} built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const { builder, receivers, exporters } = pins.collector;
+    console.log(
+      `building an OpenTelemetry Collector with ${builder} (a few minutes the first time)`,
+    );
+    // The builder writes the Collector's sources into a folder of the cache (never the
+    // repository) from a manifest of the pinned components, then compiles them.
+    const work = path.join(paths.root, "collector", digest(pins.collector));
+    mkdirSync(work, { recursive: true });
+    go(["install", builder], { GOBIN: work, GOFLAGS: "-mod=mod" });
+    const modules = (list) => list.map((gomod) => `  - gomod: ${gomod}\n`).join("");
+    writeFileSync(
+      path.join(work, "manifest.yaml"),
+      `dist:\n  name: otelcol\n  output_path: ${path.dirname(paths.collector)}\n` +
+        `receivers:\n${modules(receivers)}exporters:\n${modules(exporters)}`,
+    );
+    execFileSync(path.join(work, "builder"), ["--config", path.join(work, "manifest.yaml")], {
+      cwd: work,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    console.log(`  the Collector built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
   if (!existsSync(path.join(paths.schemas, "complete"))) {
     const modules = [
@@ -118,7 +122,7 @@ function install() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.includes("--check")) {
-    const missing = missingTools({ jaeger: process.argv.includes("--traces") });
+    const missing = missingTools();
     if (missing.length > 0) {
       console.error(
         `✗ Missing test tools: ${missing.join(", ")}. Run \`node scripts/install-tools.mjs\` (it builds them with Go).`,
