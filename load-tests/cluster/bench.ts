@@ -5,6 +5,7 @@
  *   floors  Postgres INSERT+COMMIT at 1 and 8 clients; BullMQ's own round trip and jobs/s
  *   W1      2,000 runs × 10 trivial tool calls: journaled calls/s, run latency
  *   W1-drain the same runs submitted before the workers start: execution alone
+ *   W1-projections W1 again with the projector on (OTLP to a Collector, webhooks): cost, lag
  *   W2      200 runs × 5 calls with 1 s sleeps: completion time, timer lateness
  *   W3      one run of 10,000 calls: cold replay vs hot activation
  *   W4      5,000 idle runs on one worker: RSS, then all signalled: wake-up
@@ -25,6 +26,7 @@ import { printProfiles } from "./profile-summary.js";
 import { fmtMs, rate } from "./print.js";
 import { assertBuilt, killAll } from "./processes.js";
 import { w1Drain } from "./w1-drain.js";
+import { w1Projections } from "./w1-projections.js";
 import { w1Throughput } from "./w1-throughput.js";
 import { w2Timers } from "./w2-timers.js";
 import { w3ColdReplay } from "./w3-cold-replay.js";
@@ -71,6 +73,8 @@ try {
     cpuProf: flags.cpuProf,
     countQueries: flags.countQueries,
     ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+    // W1-projections subscribes a webhook receiver on loopback, which the API refuses by default.
+    ...(runs("W1-projections") ? { env: { REWIND_WEBHOOK_ALLOW: "127.0.0.1" } } : {}),
   });
   const bench: Bench = { platform, report, flags, floors: {} };
   if (runs("floors")) {
@@ -103,8 +107,9 @@ try {
       `\ncluster up: rewind api on ${platform.url}, ${platform.workers.map((w) => `${w.name} (pid ${w.pid})`).join(", ")}`,
     );
   }
-  if (runs("W1")) await w1Throughput(bench);
+  const w1 = runs("W1") ? await w1Throughput(bench) : undefined;
   if (runs("W1-drain")) await w1Drain(bench);
+  if (runs("W1-projections")) await w1Projections(bench, w1?.sustained);
   if (runs("W2")) await w2Timers(bench);
   if (runs("W3")) await w3ColdReplay(bench);
   if (runs("W4")) await w4IdleWake(bench);

@@ -25,7 +25,7 @@ export interface Execution {
   commits: number;
   entries: number;
   /** CPU seconds per journaled call, by process. */
-  perCall: { api: number; workers: number; postgres: number; total: number };
+  perCall: { api: number; workers: number; projector: number; postgres: number; total: number };
   /** 2 cores ÷ CPU per call: the most two otherwise idle cores would allow. */
   ceiling: number;
 }
@@ -98,11 +98,13 @@ export class Measuring {
       cores.filter((r) => match(r.name)).reduce((sum, r) => sum + r.seconds, 0) / calls;
     const api = spent((n) => n === "api");
     const workers = spent((n) => n.startsWith("worker"));
+    const projector = spent((n) => n === "projector");
     const postgres = spent((n) => n === BENCH_POSTGRES);
-    const total = api + workers + postgres;
+    const total = api + workers + projector + postgres;
     const ceiling = 2 / total;
+    const projecting = projector > 0 ? `, projector ${us(projector)}` : "";
     console.log(
-      `  CPU per journaled tool call: api ${us(api)}, workers ${us(workers)}, postgres ${us(postgres)} ` +
+      `  CPU per journaled tool call: api ${us(api)}, workers ${us(workers)}${projecting}, postgres ${us(postgres)} ` +
         `= ${us(total)}: two idle cores would allow at most ${rate(ceiling, "calls")}`,
     );
     return {
@@ -111,7 +113,7 @@ export class Measuring {
       lastMs: results[results.length - 1]!,
       commits,
       entries,
-      perCall: { api, workers, postgres, total },
+      perCall: { api, workers, projector, postgres, total },
       ceiling,
     };
   }

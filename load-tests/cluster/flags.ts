@@ -1,7 +1,7 @@
 /** The harness's flags: which workloads, how big. Defaults are issue 4's. */
 import { parseArgs } from "node:util";
 
-export const WORKLOADS = ["floors", "W1", "W1-drain", "W2", "W3", "W4"] as const;
+export const WORKLOADS = ["floors", "W1", "W1-drain", "W1-projections", "W2", "W3", "W4"] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 export interface Flags {
@@ -31,7 +31,9 @@ export interface Flags {
 
 const USAGE = `npm run bench:cluster -w load-tests -- [flags]
   --only W1,W2,W3,W4,floors   workloads to run (default: all); W1-drain is W1's execution
-                              alone (runs submitted before the workers start)
+                              alone (runs submitted before the workers start); W1-projections
+                              is W1 again with \`rewind projector\` exporting to a Collector
+                              and sending webhooks (its cost against W1, and its lag)
   --workers N                 rewind worker processes (default 2)
   --concurrency N             each worker's --concurrency (default: the CLI's)
   --in-flight N               API requests in flight when submitting/signalling (default 64)

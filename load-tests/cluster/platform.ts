@@ -82,6 +82,8 @@ export class Platform {
   /** The log file of every child started (stopped ones too). */
   readonly logFiles: string[] = [];
   private api: Child | undefined;
+  /** `rewind projector`, when a workload started it. */
+  private projector: Child | undefined;
   private generation = 0;
   private closing: Promise<string[]> | undefined;
 
@@ -225,6 +227,26 @@ export class Platform {
     return { ...outcome, ms: performance.now() - t0 };
   }
 
+  /**
+   * `rewind projector` (every projection: the OpenTelemetry sink and webhooks), with its
+   * /metrics address. `env` points it at its backends (OTEL_*, REWIND_WEBHOOK_ALLOW).
+   */
+  async startProjector(env: Record<string, string>): Promise<{ metricsUrl: string }> {
+    const options = this.launchOptions();
+    const port = await freePort();
+    options.env = { ...options.env, ...env, REWIND_HEALTH_PORT: String(port) };
+    this.projector = launch("projector", ["projector"], options);
+    this.names.set(this.projector.pid, "projector");
+    this.logFiles.push(this.projector.logFile);
+    await this.projector.waitFor(/projector ready/, START_TIMEOUT_MS);
+    return { metricsUrl: `http://127.0.0.1:${port}/metrics` };
+  }
+
+  async stopProjector(): Promise<void> {
+    if (this.projector !== undefined) await stop(this.projector);
+    this.projector = undefined;
+  }
+
   /** The running workers with their /metrics address (when they serve one). */
   workerMetrics(): { name: string; metricsUrl?: string }[] {
     return this.workers.map((w) => {
@@ -242,7 +264,7 @@ export class Platform {
   /** name → pid of every live child, for CPU readings. */
   pids(): Map<string, number> {
     const out = new Map<string, number>();
-    for (const child of [this.api, ...this.workers])
+    for (const child of [this.api, ...this.workers, this.projector])
       if (child?.alive) out.set(child.name, child.pid);
     return out;
   }
@@ -259,7 +281,7 @@ export class Platform {
 
   /** The tail of every child's log: for a failure's message. */
   logs(): string {
-    return [this.api, ...this.workers]
+    return [this.api, ...this.workers, this.projector]
       .filter((c): c is Child => c !== undefined)
       .map((c) => `--- ${c.name} (pid ${c.pid}, ${c.logFile}) ---\n${c.tail()}`)
       .join("\n");
@@ -276,7 +298,11 @@ export class Platform {
 
   private async cleanUp(graceful: boolean): Promise<string[]> {
     const problems: string[] = [];
-    const children = [...this.workers, ...(this.api ? [this.api] : [])];
+    const children = [
+      ...this.workers,
+      ...(this.projector ? [this.projector] : []),
+      ...(this.api ? [this.api] : []),
+    ];
     this.agent.destroy();
     const stops = await Promise.all(children.map((c) => stop(c, graceful ? 15_000 : 0)));
     stops.forEach(({ hung }, i) => {

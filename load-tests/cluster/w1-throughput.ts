@@ -6,7 +6,7 @@
  */
 import { int } from "../sandbox/stats.js";
 import type { Bench } from "./context.js";
-import { Measuring, us } from "./execution.js";
+import { Measuring, us, type Execution } from "./execution.js";
 import { assertCompleted, runTimes, waitForRuns } from "./observe.js";
 import { fmtMs, percentile, rate, spread } from "./print.js";
 import { CALLS, TOOLSET, compile, hashOf, type Script } from "./scripts.js";
@@ -34,11 +34,15 @@ export async function warmUp(bench: Bench): Promise<Script> {
   return script;
 }
 
-export async function w1Throughput(bench: Bench): Promise<void> {
+/**
+ * W1 as `label` (W1, or W1+projections with the projector running): prints and reports its
+ * figures, and returns how it executed.
+ */
+export async function w1Throughput(bench: Bench, label = "W1"): Promise<Execution> {
   const { platform, report, flags } = bench;
   const { runs, calls } = flags;
   console.log(
-    `\n[W1] ${int(runs)} runs × ${calls} calls of a trivial tool, ${flags.workers} workers, ` +
+    `\n[${label}] ${int(runs)} runs × ${calls} calls of a trivial tool, ${flags.workers} workers, ` +
       `${flags.inFlight} submissions in flight`,
   );
   const timeoutMs = 60_000 + runs * calls * 5; // 5 ms a call: 160 s for the default size
@@ -57,7 +61,7 @@ export async function w1Throughput(bench: Bench): Promise<void> {
           toolset: TOOLSET,
         })
       ).id,
-    "W1 submit",
+    `${label} submit`,
     timeoutMs,
   );
   const ids = sent.results;
@@ -65,11 +69,11 @@ export async function w1Throughput(bench: Bench): Promise<void> {
     `  submitted in ${(sent.elapsedMs / 1000).toFixed(2)} s (${rate(runs / (sent.elapsedMs / 1000), "runs")}); ` +
       `POST /v1/runs answered in ${spread(sent.answerMs)}`,
   );
-  await waitForRuns(platform.db, ids, "W1", timeoutMs - sent.elapsedMs);
-  const run = await measuring.finish("W1", ids, runs * calls);
+  await waitForRuns(platform.db, ids, label, timeoutMs - sent.elapsedMs);
+  const run = await measuring.finish(label, ids, runs * calls);
 
   const times = await runTimes(platform.db, ids);
-  assertCompleted("W1", times);
+  assertCompleted(label, times);
   const index = new Map(ids.map((id, i) => [id, i]));
   const latency = times.map((r) => r.endedMs! - sent.sentAt[index.get(r.id)!]!);
   const firstSent = Math.min(...sent.sentAt);
@@ -86,42 +90,44 @@ export async function w1Throughput(bench: Bench): Promise<void> {
   console.log(`  run latency (submit → completed): ${spread(latency)}`);
 
   report.check(
-    `1. W1 tool calls/s sustained (${flags.workers} workers)`,
+    `1. ${label} tool calls/s sustained (${flags.workers} workers)`,
     rate(run.sustained, "calls"),
     `≥ ${int(TARGET_CALLS_PER_SECOND)}/s`,
     run.sustained >= TARGET_CALLS_PER_SECOND,
   );
-  report.info("1. W1 tool calls/s overall (first submit → last end)", rate(overall, "calls"));
-  report.info("1. W1 runs accepted by the API", rate(runs / (sent.elapsedMs / 1000), "runs"));
+  report.info(`1. ${label} tool calls/s overall (first submit → last end)`, rate(overall, "calls"));
+  report.info(`1. ${label} runs accepted by the API`, rate(runs / (sent.elapsedMs / 1000), "runs"));
   report.info(
-    "1. W1 run latency p50 / p99",
+    `1. ${label} run latency p50 / p99`,
     `${fmtMs(percentile(latency, 0.5))} / ${fmtMs(percentile(latency, 0.99))}`,
   );
-  report.info("1. W1 entries per worker commit", (run.entries / run.commits).toFixed(1));
+  report.info(`1. ${label} entries per worker commit`, (run.entries / run.commits).toFixed(1));
   report.info(
-    "1. W1 CPU per call: api / workers / pg = total",
-    `${us(run.perCall.api)} / ${us(run.perCall.workers)} / ${us(run.perCall.postgres)} = ${us(run.perCall.total)}`,
+    `1. ${label} CPU per call: api / workers / pg = total`,
+    `${us(run.perCall.api)} / ${us(run.perCall.workers)} / ${us(run.perCall.postgres)} = ${us(run.perCall.total)}` +
+      (run.perCall.projector > 0 ? ` (projector ${us(run.perCall.projector)} included)` : ""),
   );
-  report.info("1. W1 ceiling: 2 cores ÷ CPU per call", rate(run.ceiling, "calls"));
+  report.info(`1. ${label} ceiling: 2 cores ÷ CPU per call`, rate(run.ceiling, "calls"));
   const { pg1, pg8, bull } = bench.floors;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   if (pg1 && pg8) {
     report.info(
-      "1. W1 calls/s ÷ Postgres commits/s @1 client",
+      `1. ${label} calls/s ÷ Postgres commits/s @1 client`,
       ratio(run.sustained, pg1.commitsPerSecond),
     );
     report.info(
-      "1. W1 calls/s ÷ Postgres commits/s @8 clients",
+      `1. ${label} calls/s ÷ Postgres commits/s @8 clients`,
       ratio(run.sustained, pg8.commitsPerSecond),
     );
     report.info(
-      "1. W1 worker commits/s ÷ Postgres @8 clients",
+      `1. ${label} worker commits/s ÷ Postgres @8 clients`,
       ratio(commitsPerSecond, pg8.commitsPerSecond),
     );
   }
   if (bull)
     report.info(
-      "1. W1 runs/s ÷ BullMQ jobs/s (bare, 64 in flight)",
+      `1. ${label} runs/s ÷ BullMQ jobs/s (bare, 64 in flight)`,
       ratio(runs / overallSeconds, bull.jobsPerSecond),
     );
+  return run;
 }

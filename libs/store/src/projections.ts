@@ -1,3 +1,4 @@
+import type { EntryRow } from "./encoding.js";
 import type { SqlClient } from "./sql.js";
 
 /**
@@ -142,9 +143,11 @@ export interface ProjectedRun {
   activations: CommittedActivation[];
 }
 
+/** The run's projection data from `fromSeq` on (its rows' commit times, activations starting there). */
 export async function readProjectedRun(
   sql: SqlClient,
   runId: string,
+  fromSeq = 1,
 ): Promise<ProjectedRun | undefined> {
   const run = await sql.query<{ traceparent: string | null }>(
     "SELECT traceparent FROM rw_runs WHERE id = $1",
@@ -152,13 +155,13 @@ export async function readProjectedRun(
   );
   if (run[0] === undefined) return undefined;
   const rows = await sql.query<{ seq: number; committed_at_us: string }>(
-    `SELECT seq, ${us("committed_at")} FROM rw_journal WHERE run_id = $1 ORDER BY seq`,
-    [runId],
+    `SELECT seq, ${us("committed_at")} FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq`,
+    [runId, fromSeq],
   );
   const activations = await sql.query<Parameters<typeof toActivation>[0]>(
     `SELECT run_id, seq, kind, replayed, attempt, schedule_to_start_ms, ${us("started_at")}, ${us("committed_at")}
-       FROM rw_activations WHERE run_id = $1 ORDER BY seq`,
-    [runId],
+       FROM rw_activations WHERE run_id = $1 AND seq >= $2 ORDER BY seq`,
+    [runId, fromSeq],
   );
   return {
     runId,
@@ -166,6 +169,57 @@ export async function readProjectedRun(
     committedUs: new Map(rows.map((r) => [Number(r.seq), Number(r.committed_at_us)])),
     activations: activations.map(toActivation),
   };
+}
+
+/** What a batch read returns for one run: its journal rows from the seq asked, undecoded. */
+export interface ProjectedRows {
+  run: ProjectedRun;
+  rows: (EntryRow & { committed_at_us: string })[];
+}
+
+/**
+ * Many runs at once, each from its own seq on (a projector's window touches hundreds of runs,
+ * each of which it has read up to some seq): three queries for them all, not a few each.
+ * Runs that are gone are left out.
+ */
+export async function readProjectedRuns(
+  sql: SqlClient,
+  wanted: readonly { runId: string; fromSeq: number }[],
+): Promise<Map<string, ProjectedRows>> {
+  const ids = wanted.map((w) => w.runId);
+  const froms = wanted.map((w) => w.fromSeq);
+  const runs = await sql.query<{ id: string; traceparent: string | null }>(
+    "SELECT id, traceparent FROM rw_runs WHERE id = ANY($1::text[])",
+    [ids],
+  );
+  const rows = await sql.query<EntryRow & { run_id: string; committed_at_us: string }>(
+    `SELECT j.run_id, j.seq, j.kind, j.at, j.callsite, j.body, ${us("j.committed_at")}
+       FROM unnest($1::text[], $2::int[]) AS w(run_id, from_seq)
+       JOIN rw_journal j ON j.run_id = w.run_id AND j.seq >= w.from_seq
+      ORDER BY j.run_id, j.seq`,
+    [ids, froms],
+  );
+  const activations = await sql.query<Parameters<typeof toActivation>[0]>(
+    `SELECT a.run_id, a.seq, a.kind, a.replayed, a.attempt, a.schedule_to_start_ms, ${us("a.started_at")}, ${us("a.committed_at")}
+       FROM unnest($1::text[], $2::int[]) AS w(run_id, from_seq)
+       JOIN rw_activations a ON a.run_id = w.run_id AND a.seq >= w.from_seq
+      ORDER BY a.run_id, a.seq`,
+    [ids, froms],
+  );
+  const found = new Map<string, ProjectedRows>();
+  for (const run of runs)
+    found.set(run.id, {
+      run: { runId: run.id, traceparent: run.traceparent, committedUs: new Map(), activations: [] },
+      rows: [],
+    });
+  for (const row of rows) {
+    const entry = found.get(row.run_id);
+    if (entry === undefined) continue;
+    entry.rows.push(row);
+    entry.run.committedUs.set(Number(row.seq), Number(row.committed_at_us));
+  }
+  for (const a of activations) found.get(a.run_id)?.run.activations.push(toActivation(a));
+  return found;
 }
 
 /** A sink's cursor, made at the start of history the first time the sink is seen. */

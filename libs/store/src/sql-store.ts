@@ -551,8 +551,30 @@ export class SqlStore implements Store {
     return projections.readWindow(this.sql, below, limit);
   }
 
-  projectedRun(runId: string): Promise<ProjectedRun | undefined> {
-    return projections.readProjectedRun(this.sql, runId);
+  projectedRun(runId: string, fromSeq?: number): Promise<ProjectedRun | undefined> {
+    return projections.readProjectedRun(this.sql, runId, fromSeq);
+  }
+
+  async projectedRuns(
+    wanted: readonly { runId: string; fromSeq: number }[],
+  ): Promise<Map<string, { run: ProjectedRun; journal: JournalEntry[] }>> {
+    const found = await projections.readProjectedRuns(this.sql, wanted);
+    const refs = new Set<string>();
+    for (const { rows } of found.values())
+      for (const row of rows) {
+        const ref = refOf(row);
+        if (ref !== undefined) refs.add(ref);
+      }
+    const values = await this.values.load([...refs]);
+    const out = new Map<string, { run: ProjectedRun; journal: JournalEntry[] }>();
+    for (const [runId, { run, rows }] of found)
+      out.set(runId, {
+        run,
+        journal: rows.map((row) =>
+          decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec),
+        ),
+      });
+    return out;
   }
 
   ensureProjectionCursor(sink: string): Promise<bigint> {

@@ -358,8 +358,18 @@ export interface Store {
 
   /** The committed rows of the transactions from `below` on, whole, up to the horizon. */
   projectionWindow(below: bigint, limit: number): Promise<ProjectionWindow>;
-  /** A run's commit times, activations and traceparent, or undefined if it is gone. */
-  projectedRun(runId: string): Promise<ProjectedRun | undefined>;
+  /**
+   * A run's commit times and activations (from `fromSeq` on: a reader that holds the rest asks
+   * only for what is new) and traceparent, or undefined if it is gone.
+   */
+  projectedRun(runId: string, fromSeq?: number): Promise<ProjectedRun | undefined>;
+  /**
+   * Many runs' journals and projection data at once, each from its own seq on (a projector's
+   * window: a few queries for all its runs); runs that are gone are left out.
+   */
+  projectedRuns(
+    wanted: readonly { runId: string; fromSeq: number }[],
+  ): Promise<Map<string, { run: ProjectedRun; journal: JournalEntry[] }>>;
   /** A sink's cursor (made at the start of history the first time). */
   ensureProjectionCursor(sink: string): Promise<bigint>;
   /** Moves a sink's cursor forward from `from` after delivering; false if it was not at `from`. */

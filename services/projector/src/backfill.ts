@@ -1,5 +1,5 @@
 import type { Store } from "@rewind/store";
-import { loadRunView } from "./projector.js";
+import { loadRunView } from "./run-views.js";
 import type { Sink } from "./sink.js";
 
 /**

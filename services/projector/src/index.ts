@@ -1,5 +1,6 @@
 export { startProjectorService, type ProjectorProcessOptions } from "./main.js";
-export { Projector, loadRunView, type ProjectorOptions, type SinkProgress } from "./projector.js";
+export { Projector, type ProjectorOptions, type SinkProgress } from "./projector.js";
+export { loadRunView } from "./run-views.js";
 export { OtelSink } from "./otel-sink.js";
 export { backfill } from "./backfill.js";
 export type { Sink, SinkBatch } from "./sink.js";

@@ -1,7 +1,6 @@
 import type { CommittedActivation, Store } from "@rewind/store";
+import { RunViews } from "./run-views.js";
 import type { Sink, SinkBatch } from "./sink.js";
-import type { RunView } from "./span-model.js";
-import { traceIdOfRun } from "./span-model.js";
 
 export interface ProjectorOptions {
   store: Store;
@@ -33,8 +32,10 @@ export class Projector {
   private loop: Promise<void> | undefined;
   private readonly wakers = new Set<() => void>();
   readonly progress = new Map<string, SinkProgress>();
+  private readonly views: RunViews;
 
   constructor(private readonly options: ProjectorOptions) {
+    this.views = new RunViews(options.store);
     for (const sink of options.sinks) this.progress.set(sink.name, { delivered: 0, failures: 0 });
   }
 
@@ -112,8 +113,12 @@ export class Projector {
       return true;
     }
     const batch: SinkBatch = { runs: [] };
-    for (const runId of new Set([...seqs.keys(), ...activations.keys()])) {
-      const view = await loadRunView(store, runId);
+    const runIds = [...new Set([...seqs.keys(), ...activations.keys()])];
+    const needed = (runId: string) =>
+      Math.max(0, ...(seqs.get(runId) ?? []), ...(activations.get(runId) ?? []).map((a) => a.seq));
+    const views = await this.views.getAll(runIds.map((runId) => [runId, needed(runId)]));
+    for (const [i, runId] of runIds.entries()) {
+      const view = views[i];
       if (view === undefined) continue; // deleted since (retention waits for sinks: a backfill's)
       batch.runs.push({
         view,
@@ -132,25 +137,4 @@ export class Projector {
     this.options.onDelivered?.(sink.name, delivered);
     return true;
   }
-}
-
-/** A run's decoded journal and what the store kept beside it, or undefined if it is gone. */
-export async function loadRunView(store: Store, runId: string): Promise<RunView | undefined> {
-  const projected = await store.projectedRun(runId);
-  if (projected === undefined) return undefined;
-  const journal = await store.readJournal(runId);
-  const started = journal[0];
-  let parentTraceId: string | undefined;
-  if (started?.kind === "run.started" && started.parent !== undefined) {
-    const parent = await store.projectedRun(started.parent.runId);
-    parentTraceId = traceIdOfRun(started.parent.runId, parent?.traceparent ?? null);
-  }
-  const sealed =
-    started?.kind === "run.started" && (await store.getCodec(started.namespace)).enabled;
-  return {
-    journal,
-    projected,
-    ...(parentTraceId !== undefined ? { parentTraceId } : {}),
-    ...(sealed ? { sealed } : {}),
-  };
 }

@@ -138,4 +138,32 @@ describe("the projector", () => {
     const byId = new Map(first.sent.map((s) => [s.spanId, s.bytes]));
     for (const span of again.sent) expect(span.bytes).toBe(byId.get(span.spanId));
   });
+
+  it("keeps each run's view between windows, whole and in order, with sinks reading at once", async () => {
+    /** Keeps every run's journal seqs as each delivery saw them. */
+    class Keeper implements Sink {
+      readonly views: number[][] = [];
+      constructor(readonly name: string) {}
+      async deliver(batch: SinkBatch): Promise<number> {
+        for (const run of batch.runs) this.views.push(run.view.journal.map((e) => e.seq));
+        return batch.runs.length;
+      }
+      async close(): Promise<void> {}
+    }
+    const sinks = [new Keeper("keeper-a"), new Keeper("keeper-b")];
+    const projector = new Projector({ store, sinks, windowSize: 1 });
+    // Windows of one transaction each: the runs' views grow window by window, both sinks stepping
+    // at the same time over the same runs.
+    await Promise.all([finishedRun("run_v1"), finishedRun("run_v2")]);
+    const drain = async (sink: Sink) => {
+      while (await projector.step(sink));
+    };
+    await Promise.all(sinks.map(drain));
+    for (const sink of sinks) {
+      expect(sink.views.length).toBeGreaterThan(0);
+      for (const seqs of sink.views) expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      // The last view of each run holds its whole journal.
+      expect(sink.views.at(-1)).toEqual([1, 2, 3, 4]);
+    }
+  });
 });

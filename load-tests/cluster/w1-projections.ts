@@ -1,0 +1,133 @@
+/**
+ * W1 with every projection on (issue 14's figures): `rewind projector` exporting spans over OTLP
+ * to a real OpenTelemetry Collector (the traces test's, built by scripts/install-tools.mjs) and
+ * delivering a webhook for every run event to a receiver here, while W1 runs again. Prints W1's
+ * calls/s with projections on against off (W1 in the same benchmark run; target within 10%) and
+ * the projector's lag at that rate, sampled from its /metrics every 250 ms (the age of the oldest
+ * committed entry a sink has not delivered; target p99 under 2 s), then how long it took to catch
+ * up once W1 ended.
+ */
+import { createServer, type Server } from "node:http";
+import { Collector } from "../../services/projector/test/collector.js";
+import type { Bench } from "./context.js";
+import { fmtMs, percentile } from "./print.js";
+import { w1Throughput } from "./w1-throughput.js";
+
+const TARGET_COST = 0.1;
+const TARGET_LAG_P99_S = 2;
+const SAMPLE_MS = 250;
+const CATCH_UP_TIMEOUT_MS = 120_000;
+
+/** A webhook endpoint that takes every delivery (204) and counts them. */
+async function receiver(): Promise<{ server: Server; url: string; received: () => number }> {
+  let received = 0;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      received++;
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as { port: number };
+  return { server, url: `http://127.0.0.1:${address.port}/hooks`, received: () => received };
+}
+
+/** Each sink's lag (seconds) and the webhooks not yet delivered, from the projector's /metrics. */
+async function readLag(metricsUrl: string): Promise<{ lag: Map<string, number>; pending: number }> {
+  const text = await (await fetch(metricsUrl)).text();
+  const lag = new Map<string, number>();
+  let pending = 0;
+  for (const line of text.split("\n")) {
+    const sink = /^rewind_projector_lag_seconds\{sink="([^"]+)"\} (\S+)/.exec(line);
+    if (sink) lag.set(sink[1]!, Number(sink[2]));
+    const waiting = /^rewind_webhook_pending_deliveries(?:\{\})? (\S+)/.exec(line);
+    if (waiting) pending = Number(waiting[1]);
+  }
+  return { lag, pending };
+}
+
+/** Waits until every sink and the webhook dispatcher have nothing left (or the time is up). */
+async function caughtUp(metricsUrl: string): Promise<{ done: boolean; ms: number }> {
+  const started = Date.now();
+  while (Date.now() - started < CATCH_UP_TIMEOUT_MS) {
+    const { lag, pending } = await readLag(metricsUrl);
+    if (lag.size > 0 && [...lag.values()].every((seconds) => seconds === 0) && pending === 0)
+      return { done: true, ms: Date.now() - started };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { done: false, ms: Date.now() - started };
+}
+
+export async function w1Projections(bench: Bench, w1CallsPerSecond: number | undefined) {
+  const { platform, report } = bench;
+  const collector = new Collector();
+  await collector.start();
+  const hooks = await receiver();
+  try {
+    const hook = await platform.client.webhooks.create({ url: hooks.url });
+    const { metricsUrl } = await platform.startProjector({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpUrl,
+      OTEL_SERVICE_NAME: "rewind-bench",
+      REWIND_WEBHOOK_ALLOW: "127.0.0.1",
+    });
+    // It starts at the beginning of history: first the earlier workloads' entries (not counted).
+    const backlog = await caughtUp(metricsUrl);
+    console.log(
+      `  projector started; it took ${fmtMs(backlog.ms)} to project the earlier workloads' entries`,
+    );
+    if (!backlog.done) throw new Error("the projector did not catch up with the earlier workloads");
+    const samples = new Map<string, number[]>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const { lag } = await readLag(metricsUrl);
+        for (const [sink, seconds] of lag)
+          samples.set(sink, [...(samples.get(sink) ?? []), seconds]);
+        await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
+      }
+    })();
+    const run = await w1Throughput(bench, "W1+projections");
+    sampling = false;
+    await sampler;
+
+    const after = await caughtUp(metricsUrl);
+    console.log(
+      `  projector: ${after.done ? `caught up ${fmtMs(after.ms)} after the last run ended` : `NOT caught up ${fmtMs(after.ms)} after W1`}; ` +
+        `${hooks.received()} webhook deliveries received; CPU per call ${(run.perCall.projector * 1e6).toFixed(0)} µs`,
+    );
+    for (const [sink, lags] of samples) {
+      const p99 = percentile(lags, 0.99);
+      console.log(
+        `  lag of the ${sink} sink during W1 (${lags.length} samples): p50 ${fmtMs(percentile(lags, 0.5) * 1000)}, ` +
+          `p99 ${fmtMs(p99 * 1000)}, max ${fmtMs(Math.max(...lags) * 1000)}`,
+      );
+      report.check(
+        `14. projector lag of the ${sink} sink at W1's rate, p99`,
+        fmtMs(p99 * 1000),
+        `< ${TARGET_LAG_P99_S} s`,
+        p99 < TARGET_LAG_P99_S,
+      );
+    }
+    if (w1CallsPerSecond !== undefined) {
+      const cost = 1 - run.sustained / w1CallsPerSecond;
+      report.check(
+        "14. W1 calls/s with all projections on ÷ off",
+        `${(run.sustained / w1CallsPerSecond).toFixed(2)}×`,
+        `≥ ${(1 - TARGET_COST).toFixed(2)}×`,
+        cost <= TARGET_COST,
+      );
+    } else console.log("  (run W1 in the same benchmark to compare: --only W1,W1-projections)");
+    report.check(
+      "14. projector caught up after W1",
+      after.done ? fmtMs(after.ms) : "no",
+      "yes",
+      after.done,
+    );
+    await platform.client.webhooks.remove(hook.id);
+  } finally {
+    await platform.stopProjector();
+    hooks.server.close();
+    await collector.stop();
+  }
+}
