@@ -9,7 +9,7 @@
 //   node scripts/install-tools.mjs --check  exit 1 saying what to run when something is missing
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,13 +88,15 @@ function install() {
     const modules = (list) => list.map((gomod) => `  - gomod: ${gomod}\n`).join("");
     writeFileSync(
       path.join(work, "manifest.yaml"),
-      `dist:\n  name: otelcol\n  output_path: ${path.dirname(paths.collector)}\n` +
+      `dist:\n  name: otelcol\n  output_path: ${path.join(work, "out")}\n` +
         `receivers:\n${modules(receivers)}exporters:\n${modules(exporters)}`,
     );
     execFileSync(path.join(work, "builder"), ["--config", path.join(work, "manifest.yaml")], {
       cwd: work,
       stdio: ["ignore", "inherit", "inherit"],
     });
+    mkdirSync(path.dirname(paths.collector), { recursive: true });
+    renameSync(path.join(work, "out", "otelcol"), paths.collector);
     console.log(`  the Collector built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
   if (!existsSync(path.join(paths.schemas, "complete"))) {
