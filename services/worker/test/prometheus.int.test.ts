@@ -20,6 +20,7 @@ type Six<T> = [T, T, T, T, T, T];
 import { Cluster, pause, until } from "./cluster-harness.js";
 import { expectations, type Did } from "./dashboard-expectations.js";
 import { Prometheus, SCRAPE_SECONDS, promtoolCheck } from "./prometheus.js";
+import { attribute, Collector, isError } from "../../projector/test/collector.js";
 import { Receiver } from "../../projector/test/webhook-receiver.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,6 +36,7 @@ const cluster = new Cluster({
 const prometheus = new Prometheus();
 /** Answers 500 to an event's first attempt, 200 to the next: one retry each. */
 const receiver = new Receiver(7241);
+const collector = new Collector();
 const firstSeen = new Set<string>();
 receiver.answer = (_path, id) => (firstSeen.has(id) ? 200 : (firstSeen.add(id), 500));
 let projectorUrl = "";
@@ -99,16 +101,18 @@ beforeAll(async () => {
   await prometheus.scrape("quarantine", quarantine.healthUrl);
   hosts.all.push(new URL(cluster.apiUrl).host, new URL(quarantine.healthUrl).host);
   await receiver.start();
+  await collector.start();
   const projector = await cluster.startProjector({
     REWIND_PROJECTOR_POLL_MS: "50",
     REWIND_WEBHOOK_RETRY_MS: "200",
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpUrl,
   });
   projectorUrl = projector.healthUrl;
   await prometheus.scrape("projector", projectorUrl);
 }, 90_000);
 afterAll(async () => {
   await receiver.stop();
+  await collector.stop();
   await prometheus.stop();
   await cluster.close();
 }, 60_000);
@@ -294,6 +298,34 @@ describe("metrics scraped by a real Prometheus", () => {
           expectation(result, did, key);
         }
     expect(unchecked, "dashboard queries the test does not check").toEqual([]);
+
+    // The same cluster's traces, in a real Collector (the span model's own test is
+    // services/projector/test/traces.int.test.ts): a trace per run, its run span's status as the
+    // run ended, and the quarantine as an error span naming both callsites.
+    for (const [i, id] of runs.entries()) {
+      const ends = journals[i]!.filter(
+        (e) => e.kind === "run.completed" || e.kind === "run.failed",
+      );
+      const spans = await until(`run ${id}'s trace in the Collector`, async () => {
+        const spans = collector.trace(traceIdOf(id));
+        return spans.filter((s) => s.name === "run").length === ends.length ? spans : undefined;
+      });
+      expect(
+        spans.filter((s) => s.name === "run.started"),
+        id,
+      ).toHaveLength(1);
+      if (ends.length > 0)
+        expect(isError(spans.find((s) => s.name === "run")!), id).toBe(
+          ends[0]!.kind === "run.failed",
+        );
+    }
+    const quarantined = collector
+      .trace(traceIdOf(edited))
+      .filter((s) => s.name === "run.quarantined");
+    expect(quarantined).toHaveLength(1);
+    expect(isError(quarantined[0]!)).toBe(true);
+    expect(attribute(quarantined[0]!, "rewind.divergence.recorded.callsite")).toMatch(/\.ts:\d+/);
+    expect(attribute(quarantined[0]!, "rewind.divergence.replayed.callsite")).toMatch(/\.ts:\d+/);
 
     // The run's trace id reached Prometheus as an exemplar (OpenMetrics was negotiated).
     const exemplars = await prometheus.exemplars(
