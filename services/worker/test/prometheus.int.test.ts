@@ -306,10 +306,14 @@ describe("metrics scraped by a real Prometheus", () => {
       const ends = journals[i]!.filter(
         (e) => e.kind === "run.completed" || e.kind === "run.failed",
       );
-      const spans = await until(`run ${id}'s trace in the Collector`, async () => {
-        const spans = collector.trace(traceIdOf(id));
-        return spans.filter((s) => s.name === "run").length === ends.length ? spans : undefined;
-      });
+      const spans = await until(
+        `run ${id}'s trace in the Collector`,
+        async () => {
+          const spans = collector.trace(traceIdOf(id));
+          return spans.filter((s) => s.name === "run").length === ends.length ? spans : undefined;
+        },
+        30_000,
+      );
       expect(
         spans.filter((s) => s.name === "run.started"),
         id,
