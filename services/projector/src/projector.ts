@@ -33,6 +33,11 @@ export class Projector {
   private readonly wakers = new Set<() => void>();
   readonly progress = new Map<string, SinkProgress>();
   private readonly views: RunViews;
+  /**
+   * Each sink's cursor as this projector last moved it: read from the store only at the start
+   * and when a move found it elsewhere (another projector of the sink), not at every window.
+   */
+  private readonly cursors = new Map<string, bigint>();
 
   constructor(private readonly options: ProjectorOptions) {
     this.views = new RunViews(options.store);
@@ -85,10 +90,16 @@ export class Projector {
     }
   }
 
+  /** Where the sink's cursor is now; undefined: elsewhere, read it again at the next window. */
+  private movedTo(sink: Sink, below: bigint | undefined): void {
+    if (below === undefined) this.cursors.delete(sink.name);
+    else this.cursors.set(sink.name, below);
+  }
+
   /** One window for one sink; answers whether there was anything in it. */
   async step(sink: Sink): Promise<boolean> {
     const { store } = this.options;
-    const below = await store.ensureProjectionCursor(sink.name);
+    const below = this.cursors.get(sink.name) ?? (await store.ensureProjectionCursor(sink.name));
     const window = await store.projectionWindow(below, this.options.windowSize ?? 200);
     const progress = this.progress.get(sink.name)!;
     // Nothing committed since (the horizon may still have moved: any transaction takes an xid,
@@ -109,7 +120,8 @@ export class Projector {
         (activations.get(a.runId) ?? activations.set(a.runId, []).get(a.runId)!).push(a);
     if (seqs.size === 0 && activations.size === 0) {
       // Nothing of it is this sink's: the cursor moves past the window, nothing read or sent.
-      await store.advanceProjectionCursor(sink.name, below, window.nextBelow, 0);
+      const moved = await store.advanceProjectionCursor(sink.name, below, window.nextBelow, 0);
+      this.movedTo(sink, moved ? window.nextBelow : undefined);
       return true;
     }
     const batch: SinkBatch = { runs: [] };
@@ -126,13 +138,17 @@ export class Projector {
         activations: activations.get(runId) ?? [],
       });
     }
-    let delivered: number;
-    if (sink.deliverWithCursor !== undefined)
+    let delivered: number | undefined;
+    let moved: boolean;
+    if (sink.deliverWithCursor !== undefined) {
       delivered = await sink.deliverWithCursor(batch, { from: below, to: window.nextBelow });
-    else {
+      moved = delivered !== undefined;
+      delivered ??= 0;
+    } else {
       delivered = await sink.deliver(batch);
-      await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
+      moved = await store.advanceProjectionCursor(sink.name, below, window.nextBelow, delivered);
     }
+    this.movedTo(sink, moved ? window.nextBelow : undefined);
     progress.delivered += delivered;
     this.options.onDelivered?.(sink.name, delivered);
     return true;

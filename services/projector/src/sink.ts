@@ -32,7 +32,11 @@ export interface Sink {
    * A sink whose delivery is rows in the store (webhooks) writes them in the transaction that
    * moves its cursor from `from` to `to` instead: exactly once, where `deliver` is at least once.
    * Without it, the projector moves the cursor after `deliver`. `deliver` is then a backfill's.
+   * Answers undefined when the cursor was no longer at `from` (another projector moved it).
    */
-  deliverWithCursor?(batch: SinkBatch, cursor: { from: bigint; to: bigint }): Promise<number>;
+  deliverWithCursor?(
+    batch: SinkBatch,
+    cursor: { from: bigint; to: bigint },
+  ): Promise<number | undefined>;
   close(): Promise<void>;
 }

@@ -23,13 +23,8 @@ export class WebhookSink implements Sink {
     return batch.runs.flatMap((run) => eventsOf(run.view, run.seqs, this.publicUrl));
   }
 
-  async deliverWithCursor(batch: SinkBatch, cursor: { from: bigint; to: bigint }) {
-    return (
-      (await this.store.webhooks.recordEvents(this.events(batch), {
-        sink: this.name,
-        ...cursor,
-      })) ?? 0
-    );
+  deliverWithCursor(batch: SinkBatch, cursor: { from: bigint; to: bigint }) {
+    return this.store.webhooks.recordEvents(this.events(batch), { sink: this.name, ...cursor });
   }
 
   /** A backfill: makes the deliveries an event lacks (one it has is kept), cursor untouched. */
