@@ -17,9 +17,7 @@ export interface CompiledScript {
 }
 
 export type ScriptSource =
-  | { file: string }
-  | { source: string; filename: string; resolveDir?: string }
-  | SubmittedFiles;
+  { file: string } | { source: string; filename: string; resolveDir?: string } | SubmittedFiles;
 
 /** Where a compile error is: the file (as the author names it), line and column (1-based). */
 export interface CompileProblem {

@@ -33,9 +33,7 @@ describe("compiling submitted files", () => {
     expect(compiled.entry).toBe("main.ts");
     expect(compiled.hash).toMatch(/^sha256:[0-9a-f]{64}$/);
     const map = JSON.parse(compiled.sourceMap) as { sources: string[]; sourcesContent: string[] };
-    expect(map.sources).toEqual(
-      expect.arrayContaining(["main.ts", "lib/price.ts", "lib/tax.ts"]),
-    );
+    expect(map.sources).toEqual(expect.arrayContaining(["main.ts", "lib/price.ts", "lib/tax.ts"]));
     expect(map.sourcesContent[map.sources.indexOf("main.ts")]).toBe(MAIN);
     // The same files compile to the same script: a pasted fix is stored once.
     expect((await compileScript({ entry: "main.ts", files: { ...FILES } })).hash).toBe(
@@ -72,6 +70,8 @@ describe("compiling submitted files", () => {
     const { message } = await problemsOf({
       "main.ts": `import { f } from "./lib/missing";\nexport default async () => f();\n`,
     });
-    expect(message).toContain('"./lib/missing" (from main.ts) is not among the submitted files (main.ts)');
+    expect(message).toContain(
+      '"./lib/missing" (from main.ts) is not among the submitted files (main.ts)',
+    );
   });
 });

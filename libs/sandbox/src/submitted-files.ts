@@ -41,7 +41,9 @@ export function submittedFilesPlugin(submitted: SubmittedFiles): esbuild.Plugin 
             `"${spec}" is not one of the submitted files: a script imports only "rewind" and ` +
               `relative paths among its files (${listed}); Node built-ins, packages and absolute paths do not exist in the sandbox`,
           );
-        const joined = path.posix.normalize(path.posix.join(path.posix.dirname(args.importer), spec));
+        const joined = path.posix.normalize(
+          path.posix.join(path.posix.dirname(args.importer), spec),
+        );
         if (joined.startsWith("../") || joined === "..")
           return refuse(
             `"${spec}" (from ${args.importer}) leads above the script's root folder: import only among the submitted files (${listed})`,
