@@ -328,9 +328,17 @@ it("shows a quarantined run's diff with both callsites, names its script by file
       timeout: 20_000,
     })
     .toContain("run.released");
-  // The Overview names the script by its file too.
+  // Released onto the same runtime, it diverges again and is held again; the Overview names
+  // its script by its file, not its hash.
+  await expect
+    .poll(async () => (await api.quarantine.get(runId)).quarantined, { timeout: 30_000 })
+    .toBe(true);
   await page.evaluate(() => (location.hash = "#/"));
-  await page.locator(`#quarantine tr[data-run="${runId}"], #quarantine-empty`).first().waitFor();
+  const row = page.locator(`#quarantine tr[data-run="${runId}"]`);
+  await row.waitFor({ timeout: 30_000 });
+  const scriptCell = row.locator("td").nth(1);
+  expect(await scriptCell.textContent()).toBe("ledger.ts till"); // file and toolset
+  expect(await scriptCell.getAttribute("title")).toMatch(/^sha256:/); // the hash on hover
   expect(page.problems).toEqual([]);
   await page.close();
 });
