@@ -211,7 +211,9 @@ it("checks a corrected pasted script: its verdict, and the divergence diff with 
   expect(await source.locator(".added").textContent()).toContain("price(3)");
   expect(await diff.locator('figure.source-diff[data-file="lib/price.ts"]').count()).toBe(0);
   expect(await axeViolations(page)).toEqual([]);
-  await page.screenshot({ path: path.join(shots, "corrected-replay-diff.png"), fullPage: true });
+  await page.screenshot({ path: path.join(shots, "corrected-replay-dialog.png"), fullPage: true });
+  // The dialog scrolls inside itself: the diff is shot whole on its own.
+  await diff.screenshot({ path: path.join(shots, "corrected-replay-diff.png") });
   await page.keyboard.press("Escape");
   await dialog.waitFor({ state: "detached" });
   expect(page.problems.filter((p) => !p.includes("422"))).toEqual([]);

@@ -60,7 +60,7 @@ export function ScriptEditor(props: {
           name="entry"
           value={draft.entry}
           onChange={(event) =>
-            onChange({ ...draft, entry: (event.currentTarget as HTMLSelectElement).value })
+            onChange({ ...draft, entry: (event.currentTarget).value })
           }
         >
           {draft.files.map((file) => (
@@ -89,7 +89,7 @@ export function ScriptEditor(props: {
               aria-invalid={own.length > 0 || bad}
               aria-describedby={own.length > 0 || bad ? `${id}-problems` : undefined}
               onInput={(event) =>
-                setText(file.name, (event.currentTarget as HTMLTextAreaElement).value)
+                setText(file.name, (event.currentTarget).value)
               }
             />
             {(own.length > 0 || bad) && (
