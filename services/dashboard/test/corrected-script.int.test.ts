@@ -220,6 +220,37 @@ it("checks a corrected pasted script: its verdict, and the divergence diff with 
   await page.close();
 });
 
+it("checks corrected files uploaded: price.ts replaces lib/price.ts", async () => {
+  const runId = await failedRun();
+  const page = await openRun(runId);
+  const dialog = await openDialog(page);
+  const fixed = PRICE.replace('throw new Error("a quantity cannot be negative")', "return 0");
+  await dialog
+    .getByLabel(/^Upload files/)
+    .setInputFiles([{ name: "price.ts", mimeType: "text/plain", buffer: Buffer.from(fixed) }]);
+  const price = dialog.getByRole("textbox", { name: "lib/price.ts" });
+  await expect.poll(() => price.inputValue()).toBe(fixed);
+  expect(await dialog.locator(".script-file").count()).toBe(2); // replaced, not added
+  await dialog.getByRole("button", { name: "Check replay" }).click();
+  await expect
+    .poll(() => dialog.locator(".verdict").getAttribute("data-verdict"), { timeout: 30_000 })
+    .toBe("fixes-failure");
+  // Where it failed it now completes: the diff names the failure and the new ending.
+  const diff = dialog.locator("section.divergence");
+  expect(await diff.locator(".callsite[data-side=recorded] .label").textContent()).toBe(
+    "run.failed: Error: a quantity cannot be negative",
+  );
+  expect(await diff.locator(".callsite[data-side=replayed] .label").textContent()).toContain(
+    "run.completed with",
+  );
+  expect(await lines(diff.locator('figure.source-diff[data-file="lib/price.ts"] .added'))).toEqual([
+    "+   if (quantity < 0) return 0;",
+  ]);
+  await diff.screenshot({ path: path.join(shots, "corrected-upload-diff.png") });
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
 it("forks with a corrected script using the keyboard alone", async () => {
   const runId = await failedRun();
   const page = await openRun(runId);

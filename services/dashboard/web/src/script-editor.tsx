@@ -40,8 +40,14 @@ export function ScriptEditor(props: {
     );
     const files = [...draft.files];
     for (const file of read) {
-      const at = files.findIndex((f) => f.name === file.name);
-      if (at >= 0) files[at] = file;
+      let at = files.findIndex((f) => f.name === file.name);
+      // A file picked alone has no folder: price.ts replaces lib/price.ts when that is the
+      // only file of that name.
+      if (at < 0 && !file.name.includes("/")) {
+        const same = files.flatMap((f, i) => (baseName(f.name) === file.name ? [i] : []));
+        if (same.length === 1) at = same[0]!;
+      }
+      if (at >= 0) files[at] = { name: files[at]!.name, text: file.text };
       else files.push(file);
     }
     input.value = "";
@@ -59,9 +65,7 @@ export function ScriptEditor(props: {
         <select
           name="entry"
           value={draft.entry}
-          onChange={(event) =>
-            onChange({ ...draft, entry: (event.currentTarget).value })
-          }
+          onChange={(event) => onChange({ ...draft, entry: event.currentTarget.value })}
         >
           {draft.files.map((file) => (
             <option key={file.name} value={file.name}>
@@ -88,9 +92,7 @@ export function ScriptEditor(props: {
               value={file.text}
               aria-invalid={own.length > 0 || bad}
               aria-describedby={own.length > 0 || bad ? `${id}-problems` : undefined}
-              onInput={(event) =>
-                setText(file.name, (event.currentTarget).value)
-              }
+              onInput={(event) => setText(file.name, event.currentTarget.value)}
             />
             {(own.length > 0 || bad) && (
               <ul id={`${id}-problems`} class="compile-problems">
@@ -125,7 +127,7 @@ export function ScriptEditor(props: {
         );
       })}
       <label>
-        Upload files (replace those of the same name){" "}
+        Upload files (each replaces the file of its name){" "}
         <input
           type="file"
           multiple
@@ -143,4 +145,8 @@ export function toCompile(draft: DraftScript): { entry: string; files: Record<st
     entry: draft.entry,
     files: Object.fromEntries(draft.files.map((f) => [f.name, f.text])),
   };
+}
+
+function baseName(name: string): string {
+  return name.slice(name.lastIndexOf("/") + 1);
 }
