@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { useId } from "preact/hooks";
 import type { EntryLabel, JournalEntry, Json, ReplayDivergence } from "./api.js";
 import { briefValue, showValue } from "./format.js";
 import { entryTitle } from "./journal-model.js";
@@ -38,9 +39,11 @@ export function DivergenceDiff(props: {
   const replayedLine = lineAt(after, d.replayed?.callsite ?? replayedCommand?.callsite);
   const recordedValue = recordedEntry === undefined ? undefined : valueOfEntry(recordedEntry);
   const replayedValue = replayedCommand === undefined ? undefined : valueOfCommand(replayedCommand);
+  // A page may hold two diffs (a quarantined run's, a corrected script's in the dialog).
+  const titleId = useId();
   return (
-    <section class="divergence" aria-labelledby="divergence-title" data-seq={d.seq}>
-      <h3 id="divergence-title">
+    <section class="divergence" aria-labelledby={titleId} data-seq={d.seq}>
+      <h3 id={titleId}>
         Divergence at #{d.seq}{" "}
         <span class="muted">
           ({d.matched} {d.matched === 1 ? "entry" : "entries"} matched before it)

@@ -1,9 +1,11 @@
 import { useState } from "preact/hooks";
 import type { Api, ForkPreview, JournalEntry, ReplayResult, RunScript, RunView } from "./api.js";
 import { CorrectedScriptDialog } from "./corrected-script-dialog.js";
+import { DivergenceDiff } from "./divergence-diff.js";
 import { field } from "./format.js";
 import { ForkPreviewView } from "./fork-preview.js";
 import { runHref } from "./route.js";
+import { filesOf } from "./script-files.js";
 import { lacking, useToken } from "./token-scopes.js";
 
 const OPEN = new Set(["queued", "running", "waiting"]);
@@ -187,6 +189,17 @@ export function RunActions(props: {
             : `The script diverges from this run: ${verdict.message ?? ""}`}
         </p>
       )}
+      {verdict?.divergence !== undefined &&
+        script !== undefined &&
+        run.status !== "quarantined" && (
+          <DivergenceDiff
+            journal={journal}
+            divergence={verdict.divergence}
+            before={filesOf(script.sourceMap)}
+            after={filesOf(script.sourceMap)}
+            afterName="the same script, replayed"
+          />
+        )}
       {outcome !== undefined && (
         <p class="outcome" role="status">
           {outcome}
