@@ -243,6 +243,13 @@ it("checks corrected files uploaded: price.ts replaces lib/price.ts", async () =
   expect(await diff.locator(".callsite[data-side=replayed] .label").textContent()).toContain(
     "run.completed with",
   );
+  // The failure's line: where it was thrown, from its source-mapped stack.
+  expect(await diff.locator(".callsite[data-side=recorded] .source-line").textContent()).toBe(
+    '2   if (quantity < 0) throw new Error("a quantity cannot be negative");',
+  );
+  expect(await lines(diff.getByLabel("values diff").locator(".added"))).toContain(
+    '+   "refund": 0',
+  );
   expect(await lines(diff.locator('figure.source-diff[data-file="lib/price.ts"] .added'))).toEqual([
     "+   if (quantity < 0) return 0;",
   ]);

@@ -35,7 +35,11 @@ export function DivergenceDiff(props: {
   const { journal, divergence: d, before, after, afterName, children } = props;
   const recordedEntry = journal.find((e) => e.seq === d.seq);
   const replayedCommand = d.replayedCommands?.[0];
-  const recordedLine = lineAt(before, d.recorded.callsite);
+  // A failure has no callsite of its own: where it was thrown is its stack's first frame.
+  const recordedCallsite =
+    d.recorded.callsite ??
+    (recordedEntry?.kind === "run.failed" ? thrownAt(recordedEntry.error.stack) : undefined);
+  const recordedLine = lineAt(before, recordedCallsite);
   const replayedLine = lineAt(after, d.replayed?.callsite ?? replayedCommand?.callsite);
   const recordedValue = recordedEntry === undefined ? undefined : valueOfEntry(recordedEntry);
   const replayedValue = replayedCommand === undefined ? undefined : valueOfCommand(replayedCommand);
@@ -53,7 +57,7 @@ export function DivergenceDiff(props: {
         <Callsite
           side="recorded"
           title={`The journal recorded (#${d.seq})`}
-          label={d.recorded}
+          label={recordedCallsite ? { ...d.recorded, callsite: recordedCallsite } : d.recorded}
           line={recordedLine}
           version="as the run ran it"
         />
@@ -69,7 +73,7 @@ export function DivergenceDiff(props: {
         <>
           <h4>{recordedEntry?.kind === "call" ? "Arguments" : "Values"}: recorded → replayed</h4>
           <DiffView
-            label="argument diff"
+            label={recordedEntry?.kind === "call" ? "argument diff" : "values diff"}
             lines={diffLines(
               showValue(canonical(recordedValue?.value)),
               showValue(canonical(replayedValue?.value)),
@@ -221,6 +225,8 @@ function valueOfEntry(entry: JournalEntry): { value: Json } | undefined {
       return { value: entry.text };
     case "run.completed":
       return { value: entry.result };
+    case "run.failed":
+      return { value: { name: entry.error.name, message: entry.error.message } };
     case "timer.set":
       return { value: entry.due };
     default:
@@ -230,9 +236,17 @@ function valueOfEntry(entry: JournalEntry): { value: Json } | undefined {
 
 function valueOfCommand(command: Command): { value: Json } | undefined {
   const c = command as Record<string, unknown>;
-  const field = { call: "args", output: "text", "run.completed": "result", "timer.set": "due" }[
-    command.kind
-  ];
+  const field = {
+    call: "args",
+    output: "text",
+    "run.completed": "result",
+    "run.failed": "error",
+    "timer.set": "due",
+  }[command.kind];
+  if (command.kind === "run.failed") {
+    const error = c.error as { name?: unknown; message?: unknown } | undefined;
+    return { value: { name: String(error?.name), message: String(error?.message) } };
+  }
   return field === undefined || !(field in c) ? undefined : { value: c[field] as Json };
 }
 
@@ -262,4 +276,11 @@ function canonical(value: Json | undefined): Json | undefined {
       .sort()
       .map((key) => [key, canonical((value as Record<string, Json>)[key]) ?? null]),
   );
+}
+
+/** The first `file:line:column` of a source-mapped stack ("at price (lib/price.ts:2:27)"). */
+function thrownAt(stack: string | undefined): string | undefined {
+  const match =
+    stack === undefined ? null : /\(([^()\s]+:\d+:\d+)\)|at ([^()\s]+:\d+:\d+)/.exec(stack);
+  return match === null ? undefined : (match[1] ?? match[2]);
 }
