@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
-import { newSeed } from "@rewind/core";
+import { newSeed, type JournalEntry } from "@rewind/core";
 import { startDevPlatform, type DevPlatform } from "@rewind/dev";
 import { Rewind, defineToolset } from "@rewind/sdk";
 import { axeViolations, launchChromium, screenshotDir, watchedPage } from "./browser.js";
@@ -284,8 +284,22 @@ it("forks with a corrected script using the keyboard alone", async () => {
  * A run whose journal recorded tools.post with other arguments (the way a platform fault shows
  * up): its cold replay diverges at seq 2 and the worker holds it.
  */
-async function quarantinedRun(): Promise<string> {
-  const script = await api.scripts.compile({ entry: "ledger.ts", files: { "ledger.ts": LEDGER } });
+async function quarantinedRun(
+  source = LEDGER,
+  recorded: (runId: string, at: number) => JournalEntry[] = (runId, at) => [
+    {
+      seq: 2,
+      kind: "call",
+      at,
+      callsite: "ledger.ts:3:15",
+      name: "post",
+      args: { amount: 99 },
+      callId: `${runId}/2`,
+    },
+    { seq: 3, kind: "call.result", at, callSeq: 2, result: { posted: 99 } },
+  ],
+): Promise<string> {
+  const script = await api.scripts.compile({ entry: "ledger.ts", files: { "ledger.ts": source } });
   await platform.store.putScript("default", script);
   const runId = `run_diff_${Math.random().toString(36).slice(2, 10)}`;
   const at = Date.now();
@@ -310,18 +324,7 @@ async function quarantinedRun(): Promise<string> {
     {
       lease,
       afterSeq: 1,
-      entries: [
-        {
-          seq: 2,
-          kind: "call",
-          at,
-          callsite: "ledger.ts:3:15",
-          name: "post",
-          args: { amount: 99 },
-          callId: `${runId}/2`,
-        },
-        { seq: 3, kind: "call.result", at, callSeq: 2, result: { posted: 99 } },
-      ],
+      entries: recorded(runId, at),
       status: "waiting",
     },
   ]);
@@ -379,6 +382,58 @@ it("shows a quarantined run's diff with both callsites, names its script by file
   const scriptCell = row.locator("td").nth(1);
   expect(await scriptCell.textContent()).toBe("ledger.ts till"); // file and toolset
   expect(await scriptCell.getAttribute("title")).toMatch(/^sha256:/); // the hash on hover
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
+it("forks a quarantined run from its last matching entry", async () => {
+  // It posts twice; the journal recorded other arguments for the second post only.
+  const twice = LEDGER.replace(
+    "  await waitForSignal",
+    "  await tools.post({ amount: input.amount * 2 });\n  await waitForSignal",
+  );
+  const runId = await quarantinedRun(twice, (id, at) => [
+    {
+      seq: 2,
+      kind: "call",
+      at,
+      callsite: "ledger.ts:3:15",
+      name: "post",
+      args: { amount: 10 },
+      callId: `${id}/2`,
+    },
+    { seq: 3, kind: "call.result", at, callSeq: 2, result: { posted: 10 } },
+    {
+      seq: 4,
+      kind: "call",
+      at,
+      callsite: "ledger.ts:4:15",
+      name: "post",
+      args: { amount: 99 },
+      callId: `${id}/4`,
+    },
+    { seq: 5, kind: "call.result", at, callSeq: 4, result: { posted: 99 } },
+  ]);
+  const page = await openRun(runId);
+  const diff = page.locator("section.quarantine-panel section.divergence");
+  await diff.waitFor();
+  expect(await diff.getAttribute("data-seq")).toBe("4");
+  await diff.getByRole("button", { name: "Fork from #3, the last matching entry" }).click();
+  await expect.poll(() => page.url(), { timeout: 20_000 }).not.toContain(runId);
+  const fork = decodeURIComponent(page.url().split("#/runs/")[1]!);
+  expect((await api.runs.get(fork)).parent).toEqual({ runId, seq: 4 });
+  const origin = page.locator(".fork-origin");
+  await origin.locator("li.live").waitFor({ timeout: 30_000 });
+  expect(await origin.locator("li.reused").allTextContents()).toEqual([
+    "reused #2 call post",
+    "reused #3 result of #2",
+  ]);
+  // Live from #4: the second post is made again, with the arguments the script computes now.
+  await expect
+    .poll(async () => (await api.runs.get(fork)).status, { timeout: 30_000 })
+    .toBe("waiting");
+  const entries = (await api.runs.journal(fork)).entries;
+  expect(entries.find((e) => e.seq === 4)).toMatchObject({ kind: "call", args: { amount: 20 } });
   expect(page.problems).toEqual([]);
   await page.close();
 });
