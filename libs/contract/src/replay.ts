@@ -1,5 +1,6 @@
 /** Requests and responses of the replay checks (one run, or a batch) and of a run's script. */
 import { z } from "zod";
+import { EntryLabel } from "./quarantine.js";
 import { CreateRunBody, RunIdParams } from "./runs.js";
 
 export const ReplayBody = z.strictObject({
@@ -16,6 +17,23 @@ export const ReplayBody = z.strictObject({
  */
 export const ReplayVerdict = z.enum(["matches", "fixes-failure", "incompatible"]);
 
+/** The first entry a replay does not match, both sides labelled, and what the script emitted instead. */
+export const ReplayDivergence = z
+  .looseObject({
+    seq: z.number().int().meta({ description: "The first journal entry that differs" }),
+    matched: z.number().int().meta({ description: "Entries that matched before it" }),
+    recorded: EntryLabel.meta({ description: "What the journal holds there" }),
+    replayed: EntryLabel.optional().meta({ description: "What the script did instead" }),
+    replayedCommands: z
+      .array(z.looseObject({ kind: z.string(), callsite: z.string().optional() }))
+      .optional()
+      .meta({
+        description:
+          "The commands the script emitted from the divergence on, whole (a call's name and args), the first being the one that differs; at most 20",
+      }),
+  })
+  .meta({ description: "Where a replay leaves its journal" });
+
 export const ReplayCheck = z.object({
   matches: z.boolean(),
   verdict: ReplayVerdict.meta({
@@ -24,7 +42,7 @@ export const ReplayCheck = z.object({
   }),
   entries: z.number().int().optional(),
   message: z.string().optional(),
-  divergence: z.record(z.string(), z.unknown()).optional(),
+  divergence: ReplayDivergence.optional(),
 });
 
 /** The most runs one batch may name: a CLI checking thousands sends several batches. */
@@ -68,6 +86,7 @@ export const RunScript = z
 
 export type ReplayVerdict = z.output<typeof ReplayVerdict>;
 export type ReplayCheck = z.output<typeof ReplayCheck>;
+export type ReplayDivergence = z.output<typeof ReplayDivergence>;
 export type ReplayBatchCheck = z.output<typeof ReplayBatchCheck>;
 export type ReplayBatch = z.output<typeof ReplayBatch>;
 export type RunScript = z.output<typeof RunScript>;

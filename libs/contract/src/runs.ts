@@ -335,6 +335,14 @@ export const InboxAccepted = z.object({
   id: z.number().int().meta({ description: "The inbox item's id" }),
 });
 
+/** Where a script does not compile: file, line and column (1-based) as the author wrote them. */
+export const CompileProblem = z.object({
+  file: z.string().optional().meta({ description: "The file as submitted, e.g. lib/price.ts" }),
+  line: z.number().int().optional(),
+  column: z.number().int().optional().meta({ description: "1-based" }),
+  message: z.string(),
+});
+
 export const ErrorResponse = z.object({
   error: z.object({
     code: z.string().meta({ description: "A code from Rewind's error table, e.g. INVALID_INPUT" }),
@@ -343,6 +351,10 @@ export const ErrorResponse = z.object({
       .string()
       .optional()
       .meta({ description: "The offending field, e.g. body.script.code" }),
+    problems: z
+      .array(CompileProblem)
+      .optional()
+      .meta({ description: "With COMPILE_ERROR: each compile error, where it is" }),
   }),
 });
 
@@ -457,6 +469,7 @@ export type JournalPage = z.output<typeof JournalPage>;
 export type RunResult = z.output<typeof RunResult>;
 export type InboxAccepted = z.output<typeof InboxAccepted>;
 export type ErrorResponse = z.output<typeof ErrorResponse>;
+export type CompileProblem = z.output<typeof CompileProblem>;
 export type Root = z.output<typeof Root>;
 export type ForkPreview = z.output<typeof ForkPreview>;
 export type ForkedRun = z.output<typeof ForkedRun>;

@@ -16,6 +16,15 @@ export const TokenView = z.object({
   revokedAt: z.string().nullable(),
 });
 
+export const TokenSelf = TokenView.pick({
+  id: true,
+  namespace: true,
+  label: true,
+  scopes: true,
+}).meta({
+  description: "The token the request carries: what a client (the dashboard) may offer its user",
+});
+
 export const TokenList = z.object({ tokens: z.array(TokenView) });
 
 export const CreateTokenBody = z.strictObject({
@@ -45,6 +54,7 @@ export const TokenIdParams = z.strictObject({
 
 // ---- the TypeScript types of the wire
 export type TokenView = z.output<typeof TokenView>;
+export type TokenSelf = z.output<typeof TokenSelf>;
 export type TokenList = z.output<typeof TokenList>;
 export type CreateToken = z.input<typeof CreateTokenBody>;
 export type CreatedToken = z.output<typeof CreatedToken>;

@@ -1,10 +1,14 @@
-import type { JournalEntry } from "@rewind/core";
+import { isCommandEntry, type JournalEntry } from "@rewind/core";
 import { DivergenceError, RunEngine, type DivergenceReport } from "@rewind/journal";
 import type { CompiledScript, ScriptSandbox } from "@rewind/sandbox";
+import { EmittedCommands, type CommandView } from "./emitted-commands.js";
+
+/** A divergence, and the commands the script emitted from it on (whole, not labels). */
+export type ReplayDivergence = DivergenceReport & { replayedCommands?: CommandView[] };
 
 export type ReplayCheck =
   | { matches: true; entries: number }
-  | { matches: false; divergence: DivergenceReport; message: string };
+  | { matches: false; divergence: ReplayDivergence; message: string };
 
 /**
  * Re-executes a script against a recorded journal without calling anything: every command it
@@ -27,15 +31,28 @@ export async function checkReplay(
       startAt: started.at,
       epoch: epoch ?? started.epoch,
     });
+    const emitted = new EmittedCommands(instance);
     try {
-      await RunEngine.resume(instance, journal, {
+      await RunEngine.resume(emitted, journal, {
         replayCallsites,
         maxValueBytes: sandbox.options.maxValueBytes,
       });
       return { matches: true, entries: journal.length };
     } catch (error) {
-      if (error instanceof DivergenceError)
-        return { matches: false, divergence: error.report, message: error.message };
+      if (error instanceof DivergenceError) {
+        // The script's commands are matched in order against the journal's: those before the
+        // divergence matched one for one, so the next one emitted is the one that differs.
+        const before = journal.filter((e) => e.seq < error.report.seq && isCommandEntry(e)).length;
+        const replayedCommands = emitted.from(before);
+        return {
+          matches: false,
+          divergence: {
+            ...error.report,
+            ...(replayedCommands.length > 0 ? { replayedCommands } : {}),
+          },
+          message: error.message,
+        };
+      }
       throw error;
     } finally {
       instance.dispose();

@@ -3,6 +3,7 @@ import path from "node:path";
 import * as esbuild from "esbuild";
 import { RewindError } from "@rewind/core";
 import { SCRIPT_FILE } from "./guest/callsite.js";
+import { SUBMITTED, submittedFilesPlugin, type SubmittedFiles } from "./submitted-files.js";
 
 /** A script compiled for the sandbox: one bundle, identified by the SHA-256 of its code. */
 export interface CompiledScript {
@@ -16,7 +17,21 @@ export interface CompiledScript {
 }
 
 export type ScriptSource =
-  { file: string } | { source: string; filename: string; resolveDir?: string };
+  { file: string } | { source: string; filename: string; resolveDir?: string } | SubmittedFiles;
+
+/** Where a compile error is: the file (as the author names it), line and column (1-based). */
+export interface CompileProblem {
+  file?: string;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
+/**
+ * Submitted files compile as if they sat in this folder, which is never read: every import of
+ * theirs resolves in memory (submitted-files.ts) and no tsconfig.json is looked up.
+ */
+const SUBMITTED_ROOT = "/rewind-submitted-script";
 
 const REWIND_MODULE = `const m = globalThis.__rewind_module;
 export const tools = m.tools, sleep = m.sleep, waitForSignal = m.waitForSignal;
@@ -36,13 +51,20 @@ export async function compileScript(input: ScriptSource): Promise<CompiledScript
 export async function compileWithInputs(
   input: ScriptSource,
 ): Promise<{ script: CompiledScript; inputs: string[] }> {
+  const submitted = "files" in input ? input : undefined;
   const entryFile = "file" in input ? path.resolve(input.file) : undefined;
   const resolveDir =
-    entryFile !== undefined
-      ? path.dirname(entryFile)
-      : ((input as { resolveDir?: string }).resolveDir ?? process.cwd());
+    submitted !== undefined
+      ? SUBMITTED_ROOT
+      : entryFile !== undefined
+        ? path.dirname(entryFile)
+        : ((input as { resolveDir?: string }).resolveDir ?? process.cwd());
   const entry =
-    entryFile !== undefined ? path.basename(entryFile) : (input as { filename: string }).filename;
+    submitted !== undefined
+      ? submitted.entry
+      : entryFile !== undefined
+        ? path.basename(entryFile)
+        : (input as { filename: string }).filename;
   const loader = /\.(c|m)?tsx?$/.test(entry) ? "ts" : "js";
   const mainImport = entryFile ?? "rewind:entry";
 
@@ -66,6 +88,7 @@ export async function compileWithInputs(
       logLevel: "silent",
       legalComments: "none",
       metafile: true,
+      ...(submitted !== undefined ? { tsconfigRaw: {}, absWorkingDir: process.cwd() } : {}),
       plugins: [
         {
           name: "rewind",
@@ -78,7 +101,8 @@ export async function compileWithInputs(
               contents: REWIND_MODULE,
               loader: "js",
             }));
-            if (entryFile === undefined) {
+            if (submitted !== undefined) void submittedFilesPlugin(submitted).setup(build);
+            else if (entryFile === undefined) {
               build.onResolve({ filter: /^rewind:entry$/ }, () => ({
                 path: entry,
                 namespace: "rewind-entry",
@@ -95,15 +119,24 @@ export async function compileWithInputs(
     });
   } catch (error) {
     const failure = error as esbuild.BuildFailure;
-    const messages = (failure.errors ?? []).map(
-      (m) =>
-        `${m.location ? `${m.location.file.replace(/^rewind-entry:/, "")}:${m.location.line}:${m.location.column + 1}: ` : ""}${m.text}`,
+    const problems: CompileProblem[] = (failure.errors ?? []).map((m) => ({
+      ...(m.location
+        ? {
+            file: authorName(m.location.file),
+            line: m.location.line,
+            column: m.location.column + 1,
+          }
+        : {}),
+      message: m.text,
+    }));
+    const messages = problems.map(
+      (p) => `${p.file !== undefined ? `${p.file}:${p.line}:${p.column}: ` : ""}${p.message}`,
     );
     throw new RewindError(
       "COMPILE_ERROR",
       `The script ${entry} does not compile:\n${messages.join("\n") || String(error)}\n` +
         `Scripts are ES modules importing only relative files and "rewind" (no Node built-ins).`,
-      { entry },
+      { entry, problems },
     );
   }
   const files = result.outputFiles ?? [];
@@ -125,9 +158,14 @@ export async function compileWithInputs(
   return { script: { hash, code: cleanCode, sourceMap: cleanSourceNames(map), entry }, inputs };
 }
 
-/** Source names as the author knows them: no esbuild namespace prefix on an in-memory entry. */
+/** A file as the author knows it: no esbuild namespace prefix on an in-memory file. */
+function authorName(file: string): string {
+  return file.replace(/^rewind-entry:/, "").replace(new RegExp(`^${SUBMITTED}:`), "");
+}
+
+/** Source names as the author knows them (see authorName). */
 function cleanSourceNames(mapJson: string): string {
   const map = JSON.parse(mapJson) as { sources: string[] };
-  map.sources = map.sources.map((source) => source.replace(/^rewind-entry:/, ""));
+  map.sources = map.sources.map(authorName);
   return JSON.stringify(map);
 }

@@ -11,7 +11,13 @@ export {
   type ScriptHandle,
   type ScriptSandbox,
 } from "./script-sandbox.js";
-export { compileScript, type CompiledScript, type ScriptSource } from "./compiler.js";
+export {
+  compileScript,
+  type CompileProblem,
+  type CompiledScript,
+  type ScriptSource,
+} from "./compiler.js";
+export type { SubmittedFiles } from "./submitted-files.js";
 export { guestBundle, guestEntry, type GuestBundle } from "./guest-bundle.js";
 export { SourceMapper } from "./source-map.js";
 export {

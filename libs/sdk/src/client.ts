@@ -1,4 +1,7 @@
 import type {
+  CompileScript,
+  CompiledScriptView,
+  TokenSelf,
   CreateToken,
   CreatedRun,
   CreatedToken,
@@ -188,6 +191,18 @@ export class Rewind {
     cancel: (id: string) =>
       this.request<InboxAccepted>("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, {}),
   };
+
+  /** Scripts sent as text: compiled by the server, which reads no file of its own for them. */
+  readonly scripts = {
+    /** Compiles `{ entry, files }` (imports only among the files and "rewind"): pass the answer as a run's script. */
+    compile: (source: CompileScript) =>
+      this.request<CompiledScriptView>("POST", "/v1/scripts/compile", source),
+  };
+
+  /** The token this client sends: its namespace, label and scopes. */
+  whoami(): Promise<TokenSelf> {
+    return this.request("GET", "/v1/token");
+  }
 
   /** Operators' side of quarantine: runs whose replay diverged, held until released or given up. */
   readonly quarantine = {

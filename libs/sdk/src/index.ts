@@ -22,6 +22,11 @@ export type { FollowOptions } from "./journal-stream.js";
 export { httpFetch } from "./http-fetch.js";
 // The wire types, inferred from the schemas the API validates with (one source: @rewind/contract).
 export type {
+  CompileProblem,
+  CompileScript,
+  CompiledScriptView,
+  ReplayDivergence,
+  TokenSelf,
   CreatedRun,
   CreatedToken,
   EntryLabel,

@@ -25,6 +25,8 @@ import { createLogger } from "@rewind/telemetry";
 import { listEpochs, migrateEpoch, showEpochCheck } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
+import { compileSubmittedScript } from "./routes/compile.js";
+import { getOwnToken } from "./routes/token-self.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
@@ -111,6 +113,8 @@ const ROUTES: readonly Route[] = [
   showEpochCheck,
   replayRun,
   replayRuns,
+  compileSubmittedScript,
+  getOwnToken,
   listTokens,
   createToken,
   revokeToken,

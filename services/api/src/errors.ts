@@ -4,7 +4,7 @@ import { databaseUnavailable } from "@rewind/store";
 
 /** The body of every error the API answers with. */
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; field?: string };
+  error: { code: ErrorCode; message: string; field?: string; problems?: unknown[] };
 }
 
 /** A rejected request: the field at fault (`body.script.code`, `query.wait`) and what to fix. */
@@ -34,6 +34,9 @@ export function toHttpError(
     const field = error.details.field;
     const body: ErrorBody = { error: { code: error.code, message: error.message } };
     if (typeof field === "string") body.error.field = field;
+    // A compile error says where, file by file (the message says it in words too).
+    const problems = error.details.problems;
+    if (error.code === "COMPILE_ERROR" && Array.isArray(problems)) body.error.problems = problems;
     return { status: ERROR_TABLE[error.code].http, body, expected: true };
   }
   // The database stopped or restarting: a 503 that says so and to retry; not a bug to log.

@@ -37,6 +37,8 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/runs/{id}/fork",
         "POST /v1/runs/{id}/replay",
         "POST /v1/replay",
+        "POST /v1/scripts/compile",
+        "GET /v1/token",
         "GET /v1/quarantine",
         "GET /v1/quarantine/{id}",
         "POST /v1/quarantine/{id}/release",

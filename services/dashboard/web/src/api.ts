@@ -4,6 +4,9 @@
  * source for the API's types, never a copy here.
  */
 import type {
+  CompileProblem,
+  CompileScript,
+  CompiledScriptView,
   EpochView,
   ForkPreview,
   JournalEntry,
@@ -14,9 +17,15 @@ import type {
   RunList,
   RunStatus,
   RunView,
+  TokenSelf,
 } from "@rewind/sdk";
 
 export type {
+  CompileProblem,
+  CompileScript,
+  CompiledScriptView,
+  ReplayDivergence,
+  TokenSelf,
   EntryLabel,
   EpochView,
   ErrorData,
@@ -56,12 +65,17 @@ export interface ForkAnswer {
   id?: string;
 }
 
+/** A script to fork or check with: one stored before (by hash), or compiled just now. */
+export type ScriptChoice = { hash: string } | CompiledScriptView;
+
 /** An answer other than 2xx, with the API's message (or what went wrong on the way). */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
     readonly code: string,
+    /** With COMPILE_ERROR: where, file by file. */
+    readonly problems: CompileProblem[] = [],
   ) {
     super(message);
   }
@@ -101,16 +115,32 @@ export class Api {
     return this.request("POST", `/v1/runs/${id(runId)}/cancel`, reason ? { reason } : {});
   }
 
-  /** Forks with the run's own script (by hash): a preview only when `dryRun`. */
-  fork(runId: string, scriptHash: string, dryRun: boolean): Promise<ForkAnswer> {
+  /** What this tab's token may do (its scopes), to offer only that. */
+  whoami(): Promise<TokenSelf> {
+    return this.request("GET", "/v1/token");
+  }
+
+  /** Compiles pasted or uploaded files on the server (which reads none of its own for them). */
+  compile(source: CompileScript): Promise<CompiledScriptView> {
+    return this.request("POST", "/v1/scripts/compile", source);
+  }
+
+  /** Forks with a script: a preview only when `dryRun`; `at`: live from this seq at the latest. */
+  fork(runId: string, script: ScriptChoice, dryRun: boolean, at?: number): Promise<ForkAnswer> {
     return this.request("POST", `/v1/runs/${id(runId)}/fork`, {
-      script: { hash: scriptHash },
+      script: "code" in script ? withoutHash(script) : { hash: script.hash },
       dryRun,
+      ...(at === undefined ? {} : { at }),
     });
   }
 
-  replay(runId: string): Promise<ReplayResult> {
-    return this.request("POST", `/v1/runs/${id(runId)}/replay`, {});
+  /** The replay check of the run's own script, or of `script`. */
+  replay(runId: string, script?: ScriptChoice): Promise<ReplayResult> {
+    const body =
+      script === undefined
+        ? {}
+        : { script: "code" in script ? withoutHash(script) : { hash: script.hash } };
+    return this.request("POST", `/v1/runs/${id(runId)}/replay`, body);
   }
 
   quarantine(): Promise<QuarantineList> {
@@ -164,8 +194,19 @@ export class Api {
       const error = (json as { error?: { code?: unknown; message?: unknown } }).error;
       const code = typeof error?.code === "string" ? error.code : `HTTP_${response.status}`;
       const message = typeof error?.message === "string" ? error.message : text.slice(0, 200);
-      throw new ApiError(`${message} (${code})`, response.status, code);
+      const problems = (error as { problems?: unknown } | undefined)?.problems;
+      throw new ApiError(
+        `${message} (${code})`,
+        response.status,
+        code,
+        Array.isArray(problems) ? (problems as CompileProblem[]) : [],
+      );
     }
     return json as T;
   }
+}
+
+/** A compiled script as a request sends it: the API computes the hash itself. */
+function withoutHash(script: CompiledScriptView) {
+  return { entry: script.entry, code: script.code, sourceMap: script.sourceMap };
 }

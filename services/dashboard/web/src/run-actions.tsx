@@ -1,13 +1,31 @@
 import { useState } from "preact/hooks";
-import type { Api, ForkPreview, ReplayResult, RunView } from "./api.js";
+import type { Api, ForkPreview, JournalEntry, ReplayResult, RunScript, RunView } from "./api.js";
+import { CorrectedScriptDialog } from "./corrected-script-dialog.js";
+import { DivergenceDiff } from "./divergence-diff.js";
 import { field } from "./format.js";
+import { ForkPreviewView } from "./fork-preview.js";
 import { runHref } from "./route.js";
+import { filesOf } from "./script-files.js";
+import { lacking, useToken } from "./token-scopes.js";
 
 const OPEN = new Set(["queued", "running", "waiting"]);
 
-/** What the operator can do to a run from its page: signal, cancel, fork (after its preview), replay check. */
-export function RunActions(props: { api: Api; run: RunView; changed: () => void }) {
-  const { api, run, changed } = props;
+/**
+ * What the operator can do to a run from its page: signal, cancel, fork (after its preview),
+ * replay check, both with the run's script or a corrected one. A token without the "run" scope
+ * sees them disabled, with the reason.
+ */
+export function RunActions(props: {
+  api: Api;
+  run: RunView;
+  script: RunScript | undefined;
+  journal: readonly JournalEntry[];
+  changed: () => void;
+}) {
+  const { api, run, script, journal, changed } = props;
+  const token = useToken(api);
+  const refused = lacking(token, "run", "Acting on a run");
+  const [correcting, setCorrecting] = useState(false);
   const [outcome, setOutcome] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [preview, setPreview] = useState<ForkPreview>();
@@ -51,111 +69,118 @@ export function RunActions(props: { api: Api; run: RunView; changed: () => void 
   return (
     <section class="actions-panel" aria-labelledby="actions-title">
       <h3 id="actions-title">Actions</h3>
-      {open && (
-        <form class="signal" onSubmit={signal} aria-label="Send a signal">
-          <label>
-            Signal <input name="name" required autocomplete="off" placeholder="approval" />
-          </label>
-          <label>
-            Payload (JSON) <textarea name="payload" rows={2} placeholder='{"approved": true}' />
-          </label>
-          <button type="submit" disabled={busy}>
-            Send signal
-          </button>
-        </form>
+      {refused !== undefined && (
+        <p id="actions-refused" class="muted">
+          {refused}
+        </p>
       )}
-      <div class="buttons">
-        {open && !confirmCancel && (
-          <button type="button" onClick={() => setConfirmCancel(true)} disabled={busy}>
-            Cancel run…
+      <fieldset
+        class="plain"
+        disabled={refused !== undefined}
+        aria-describedby={refused === undefined ? undefined : "actions-refused"}
+      >
+        <legend class="visually-hidden">Actions on this run</legend>
+        {open && (
+          <form class="signal" onSubmit={signal} aria-label="Send a signal">
+            <label>
+              Signal <input name="name" required autocomplete="off" placeholder="approval" />
+            </label>
+            <label>
+              Payload (JSON) <textarea name="payload" rows={2} placeholder='{"approved": true}' />
+            </label>
+            <button type="submit" disabled={busy}>
+              Send signal
+            </button>
+          </form>
+        )}
+        <div class="buttons">
+          {open && !confirmCancel && (
+            <button type="button" onClick={() => setConfirmCancel(true)} disabled={busy}>
+              Cancel run…
+            </button>
+          )}
+          {open && confirmCancel && (
+            <>
+              <button
+                type="button"
+                class="danger"
+                onClick={() => {
+                  setConfirmCancel(false);
+                  void act("cancel", async () => {
+                    await api.cancel(run.id, "cancelled from the dashboard");
+                    return "asked";
+                  });
+                }}
+              >
+                Yes, cancel it
+              </button>
+              <button type="button" onClick={() => setConfirmCancel(false)}>
+                Keep it
+              </button>
+            </>
+          )}
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              void act("fork preview", async () => {
+                const answer = await api.fork(run.id, { hash: run.scriptHash }, true);
+                setPreview(answer.preview);
+                return `reuses ${answer.preview.reused} entries`;
+              })
+            }
+          >
+            Preview fork
           </button>
-        )}
-        {open && confirmCancel && (
-          <>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => {
-                setConfirmCancel(false);
-                void act("cancel", async () => {
-                  await api.cancel(run.id, "cancelled from the dashboard");
-                  return "asked";
-                });
-              }}
-            >
-              Yes, cancel it
-            </button>
-            <button type="button" onClick={() => setConfirmCancel(false)}>
-              Keep it
-            </button>
-          </>
-        )}
-        <button
-          type="button"
-          disabled={busy}
-          onClick={() =>
-            void act("fork preview", async () => {
-              const answer = await api.fork(run.id, run.scriptHash, true);
-              setPreview(answer.preview);
-              return `reuses ${answer.preview.reused} entries`;
-            })
-          }
-        >
-          Preview fork
-        </button>
-        <button
-          type="button"
-          disabled={busy}
-          onClick={() =>
-            void act("replay check", async () => {
-              const result = await api.replay(run.id);
-              setVerdict(result);
-              return result.matches ? "matches" : "diverges";
-            })
-          }
-        >
-          Replay check
-        </button>
-      </div>
-      {preview !== undefined && (
-        <div class="preview" role="region" aria-label="Fork preview">
-          <h4>Fork with this run's script</h4>
-          <p>
-            Reuses {preview.reused} entries;{" "}
-            {preview.firstLive
-              ? `runs live from #${preview.firstLive.seq} ${preview.firstLive.label}`
-              : "nothing runs live"}
-            .
-          </p>
-          {preview.runAgain.length > 0 && (
-            <p>
-              Calls again: {preview.runAgain.map((call) => `#${call.seq} ${call.name}`).join(", ")}
-            </p>
-          )}
-          {preview.unsafe.map((call) => (
-            <p class="warning" key={call.seq}>
-              #{call.seq} {call.name}: {call.message}
-            </p>
-          ))}
-          {preview.failure !== undefined ? (
-            <p class="problem">{preview.failure.message}</p>
-          ) : (
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() =>
-                void act("fork", async () => {
-                  const answer = await api.fork(run.id, run.scriptHash, false);
-                  setPreview(undefined);
-                  if (answer.id !== undefined) location.hash = runHref(answer.id);
-                  return `started ${answer.id ?? ""}`;
-                })
-              }
-            >
-              Fork
-            </button>
-          )}
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              void act("replay check", async () => {
+                const result = await api.replay(run.id);
+                setVerdict(result);
+                return result.matches ? "matches" : "diverges";
+              })
+            }
+          >
+            Replay check
+          </button>
+          <button
+            type="button"
+            disabled={busy || script === undefined}
+            aria-haspopup="dialog"
+            onClick={() => setCorrecting(true)}
+          >
+            Fork or check with a corrected script…
+          </button>
         </div>
+      </fieldset>
+      {correcting && script !== undefined && (
+        <CorrectedScriptDialog
+          api={api}
+          run={run}
+          script={script}
+          journal={journal}
+          onClose={() => setCorrecting(false)}
+        />
+      )}
+      {preview !== undefined && (
+        <ForkPreviewView preview={preview} title="Fork with this run's script">
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              void act("fork", async () => {
+                const answer = await api.fork(run.id, { hash: run.scriptHash }, false);
+                setPreview(undefined);
+                if (answer.id !== undefined) location.hash = runHref(answer.id);
+                return `started ${answer.id ?? ""}`;
+              })
+            }
+          >
+            Fork
+          </button>
+        </ForkPreviewView>
       )}
       {verdict !== undefined && (
         <p class={verdict.matches ? "verdict ok" : "verdict bad"} role="status">
@@ -164,6 +189,17 @@ export function RunActions(props: { api: Api; run: RunView; changed: () => void 
             : `The script diverges from this run: ${verdict.message ?? ""}`}
         </p>
       )}
+      {verdict?.divergence !== undefined &&
+        script !== undefined &&
+        run.status !== "quarantined" && (
+          <DivergenceDiff
+            journal={journal}
+            divergence={verdict.divergence}
+            before={filesOf(script.sourceMap)}
+            after={filesOf(script.sourceMap)}
+            afterName="the same script, replayed"
+          />
+        )}
       {outcome !== undefined && (
         <p class="outcome" role="status">
           {outcome}

@@ -5,6 +5,8 @@ import { sourceOf } from "./highlight.js";
 import { EntryDetail, JournalTimeline } from "./journal-view.js";
 import { pinJournal } from "./journal-model.js";
 import { runHref } from "./route.js";
+import { ForkOrigin } from "./fork-origin.js";
+import { QuarantinePanel } from "./quarantine-panel.js";
 import { RunActions } from "./run-actions.js";
 import { SourceView } from "./source-view.js";
 import { usePoll } from "./use-poll.js";
@@ -48,7 +50,13 @@ export function RunPage({
   const [seq, setSeq] = useState<number>();
   const current = pinned.lineOfSeq.get(scrub);
 
+  // Once seen quarantined, the panel stays: a release moves the run on, and what was done (and
+  // the diff that led to it) is still worth reading.
+  const [wasQuarantined, setWasQuarantined] = useState(false);
   const view = run.data;
+  useEffect(() => {
+    if (view?.status === "quarantined") setWasQuarantined(true);
+  }, [view?.status]);
   if (view === undefined)
     return <p class={run.error ? "problem" : "muted"}>{run.error ?? `Loading ${id}…`}</p>;
   const started = entries[0]?.kind === "run.started" ? entries[0] : undefined;
@@ -63,7 +71,17 @@ export function RunPage({
         forks={forks.data?.runs ?? []}
       />
       {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
-      <RunActions api={api} run={view} changed={run.refresh} />
+      {(view.status === "quarantined" || wasQuarantined) && (
+        <QuarantinePanel
+          api={api}
+          run={view}
+          script={script}
+          journal={entries}
+          changed={run.refresh}
+        />
+      )}
+      {view.parent !== undefined && <ForkOrigin api={api} run={view} journal={entries} />}
+      <RunActions api={api} run={view} script={script} journal={entries} changed={run.refresh} />
       <div class="run-body">
         {source !== undefined ? (
           <SourceView
