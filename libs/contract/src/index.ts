@@ -10,3 +10,5 @@ export * from "./tokens.js";
 export * from "./limits.js";
 export * from "./codec.js";
 export * from "./webhooks.js";
+export * from "./capture-policy.js";
+export * from "./json-path.js";

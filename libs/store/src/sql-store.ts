@@ -9,6 +9,7 @@ import {
 import type { BlobStore } from "./blobs.js";
 import { isKeyedDigest, matchesKeyedDigest, openText, type PayloadCodec } from "./codec.js";
 import { CodecSettings, type CodecSetting } from "./codec-settings.js";
+import { CapturePolicies, type CapturePolicy, type CaptureRules } from "./capture-policies.js";
 import {
   decodeEntry,
   encodeEntry,
@@ -66,6 +67,7 @@ export class SqlStore implements Store {
   private readonly scripts = new Map<string, StoredScript>();
   private readonly values: ValueRows;
   private readonly codecs: CodecSettings;
+  private readonly capture: CapturePolicies;
   private readonly tokens = new Map<string, { grant: TokenGrant; until: number }>();
   readonly webhooks: WebhookRows;
 
@@ -77,6 +79,7 @@ export class SqlStore implements Store {
   ) {
     this.values = new ValueRows(sql, blobs, codec);
     this.codecs = new CodecSettings(sql, codec);
+    this.capture = new CapturePolicies(sql);
     this.webhooks = new WebhookRows(sql);
   }
 
@@ -136,6 +139,35 @@ export class SqlStore implements Store {
   async setCodec(namespace: string, enabled: boolean): Promise<CodecSetting> {
     await this.ensureNamespace(namespace);
     return this.codecs.set(namespace, enabled);
+  }
+
+  getCapturePolicy(namespace: string, toolset: string | null): Promise<CapturePolicy> {
+    return this.capture.get(namespace, toolset);
+  }
+
+  async setCapturePolicy(
+    namespace: string,
+    toolset: string | null,
+    rules: CaptureRules,
+  ): Promise<CapturePolicy> {
+    await this.ensureNamespace(namespace);
+    return this.capture.set(namespace, toolset, rules);
+  }
+
+  captureRules(namespace: string, toolset: string): Promise<CaptureRules[]> {
+    return this.capture.applying(namespace, toolset);
+  }
+
+  async firstRedacted(runId: string): Promise<{ seq: number; rules: string[] } | undefined> {
+    const rows = await this.sql.query<{ seq: number; redacted: string[] | string }>(
+      `SELECT seq, body->'redacted' AS redacted FROM rw_journal
+       WHERE run_id = $1 AND body->'redacted' IS NOT NULL ORDER BY seq LIMIT 1`,
+      [runId],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const rules = typeof row.redacted === "string" ? (JSON.parse(row.redacted) as string[]) : row.redacted;
+    return { seq: Number(row.seq), rules };
   }
 
   /** How values appended under this lease are sealed: by its namespace's codec setting. */
