@@ -60,7 +60,8 @@ export class CapturePolicies {
        ON CONFLICT (namespace, toolset) DO UPDATE SET rules = EXCLUDED.rules, updated_at = now()`,
       [namespace, toolset ?? "", JSON.stringify(stored)],
     );
-    this.known.delete(key(namespace, toolset ?? ""));
+    // What this process applies to the namespace's runs is read again at their next commit.
+    for (const k of this.known.keys()) if (k.startsWith(`${namespace}\u0000`)) this.known.delete(k);
     return this.get(namespace, toolset);
   }
 

@@ -29,6 +29,7 @@ import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
 import { getCodecRoute, setCodecRoute } from "./routes/codec.js";
+import { getCapturePolicyRoute, setCapturePolicyRoute } from "./routes/capture-policy.js";
 import { WEBHOOK_ROUTES } from "./routes/webhooks.js";
 import { addressPolicy } from "@rewind/core/outbound-address";
 
@@ -119,6 +120,8 @@ const ROUTES: readonly Route[] = [
   setLimitsRoute,
   getCodecRoute,
   setCodecRoute,
+  getCapturePolicyRoute,
+  setCapturePolicyRoute,
   ...WEBHOOK_ROUTES,
 ];
 

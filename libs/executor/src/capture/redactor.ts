@@ -128,7 +128,8 @@ const VALUE_FIELD: Partial<Record<JournalEntry["kind"], string>> = {
 
 /** `value` with what `steps` (from `i`) names replaced by `marker`: a copy where it changed. */
 function replaceAt(value: Json, steps: readonly PathStep[], i: number, marker: Json): Json {
-  if (i === steps.length) return marker;
+  // A marker stays as it is: a value redacted at the door (a signal) is not redacted again.
+  if (i === steps.length) return isMarker(value) ? value : marker;
   const step = steps[i]!;
   if (value === null || typeof value !== "object") return value;
   switch (step.kind) {
@@ -159,6 +160,17 @@ function replaceAt(value: Json, steps: readonly PathStep[], i: number, marker: J
       );
     }
   }
+}
+
+/** Whether a value is a field's marker, `{"$redacted": "<rule>"}`. */
+export function isMarker(value: Json): boolean {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    typeof value.$redacted === "string" &&
+    Object.keys(value).length === 1
+  );
 }
 
 function mapMembers(value: Json, f: (member: Json, key: string | number) => Json): Json {
