@@ -322,11 +322,21 @@ capture
     "card-number, bearer-token, api-key, jwt or email (repeatable)",
     repeat,
   )
-  .option("--pattern <name=regex>", "your own pattern, e.g. ssn=\\d{3}-\\d{2}-\\d{4} (repeatable)", repeat)
+  .option(
+    "--pattern <name=regex>",
+    "your own pattern, e.g. ssn=\\d{3}-\\d{2}-\\d{4} (repeatable)",
+    repeat,
+  )
   .option("--json", "print JSON")
   .action(
     (
-      options: { toolset?: string; field?: string[]; detector?: string[]; pattern?: string[]; json?: boolean },
+      options: {
+        toolset?: string;
+        field?: string[];
+        detector?: string[];
+        pattern?: string[];
+        json?: boolean;
+      },
       command: { parent?: { opts(): { toolset?: string; json?: boolean } } },
     ) => lazy(capture$, "setCommand")({ ...command.parent?.opts(), ...options }),
   );

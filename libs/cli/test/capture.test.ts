@@ -11,18 +11,34 @@ it("shows an empty policy, replaces it, shows a toolset's own, and refuses what 
   expect(shown.stdout).toMatch(/fields\s+none/);
 
   const set = await h.rewind(
-    "capture", "set",
-    "--field", "$.card.number", "--field", "$..password",
-    "--detector", "card-number", "--pattern", "ssn=\\d{3}-\\d{2}-\\d{4}",
+    "capture",
+    "set",
+    "--field",
+    "$.card.number",
+    "--field",
+    "$..password",
+    "--detector",
+    "card-number",
+    "--pattern",
+    "ssn=\\d{3}-\\d{2}-\\d{4}",
   );
   expect(set.code).toBe(0);
   expect(set.stdout).toContain("fields     $.card.number, $..password");
   expect(set.stdout).toContain("detectors  card-number");
   expect(set.stdout).toContain("patterns   ssn=/\\d{3}-\\d{2}-\\d{4}/");
 
-  expect((await h.rewind("capture", "set", "--toolset", "shop", "--detector", "email")).code).toBe(0);
-  const json = JSON.parse((await h.rewind("capture", "show", "--toolset", "shop", "--json")).stdout);
-  expect(json).toMatchObject({ namespace: "default", toolset: "shop", detectors: ["email"], fields: [] });
+  expect((await h.rewind("capture", "set", "--toolset", "shop", "--detector", "email")).code).toBe(
+    0,
+  );
+  const json = JSON.parse(
+    (await h.rewind("capture", "show", "--toolset", "shop", "--json")).stdout,
+  );
+  expect(json).toMatchObject({
+    namespace: "default",
+    toolset: "shop",
+    detectors: ["email"],
+    fields: [],
+  });
   expect(JSON.parse((await h.rewind("capture", "--json")).stdout)).toMatchObject({
     toolset: null,
     fields: ["$.card.number", "$..password"],

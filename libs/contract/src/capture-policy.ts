@@ -3,17 +3,21 @@ import { z } from "zod";
 import { parseJsonPath } from "./json-path.js";
 
 /** The built-in detectors a policy may name: what each finds is in docs/capture-policy.md. */
-export const CAPTURE_DETECTORS = ["card-number", "bearer-token", "api-key", "jwt", "email"] as const;
+export const CAPTURE_DETECTORS = [
+  "card-number",
+  "bearer-token",
+  "api-key",
+  "jwt",
+  "email",
+] as const;
 export type CaptureDetector = (typeof CAPTURE_DETECTORS)[number];
 
 /** At most this many fields / patterns in one policy, and this long a pattern's source. */
 export const CAPTURE_LIMITS = { fields: 64, patterns: 32, regexLength: 512 } as const;
 
-const ruleName = z
-  .string()
-  .regex(/^[a-z][a-z0-9-]{0,63}$/, {
-    message: "must be lower-case letters, digits and -, starting with a letter (at most 64)",
-  });
+const ruleName = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, {
+  message: "must be lower-case letters, digits and -, starting with a letter (at most 64)",
+});
 
 const toolsetName = z
   .string()
@@ -22,17 +26,18 @@ const toolsetName = z
 const jsonPath = z.string().superRefine((path, ctx) => {
   const parsed = parseJsonPath(path);
   if ("error" in parsed)
-    ctx.addIssue({ code: "custom", message: `"${path.slice(0, 64)}" is not a JSON path: ${parsed.error}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `"${path.slice(0, 64)}" is not a JSON path: ${parsed.error}`,
+    });
 });
 
 export const CapturePattern = z
   .strictObject({
     name: ruleName.meta({ description: "The rule's name: what the marker and the journal say" }),
-    regex: z
-      .string()
-      .min(1)
-      .max(CAPTURE_LIMITS.regexLength)
-      .meta({ description: "A JavaScript regular expression; every match in a string is replaced" }),
+    regex: z.string().min(1).max(CAPTURE_LIMITS.regexLength).meta({
+      description: "A JavaScript regular expression; every match in a string is replaced",
+    }),
     flags: z
       .string()
       .regex(/^(?!.*(.).*\1)[imsu]*$/, { message: "may hold only i, m, s and u, each once" })
@@ -62,29 +67,18 @@ export const PutCapturePolicyBody = z
     toolset: toolsetName
       .optional()
       .meta({ description: "The toolset this policy is for; absent: every run of the namespace" }),
-    fields: z
-      .array(jsonPath)
-      .max(CAPTURE_LIMITS.fields)
-      .default([])
-      .meta({
-        description:
-          'JSON paths into every captured value (tool arguments and results, signals, inputs, run results), e.g. "$.card.number", "$.headers.authorization", "$..password": the value there is replaced by {"$redacted": "<path>"}',
-      }),
-    detectors: z
-      .array(z.enum(CAPTURE_DETECTORS))
-      .default([])
-      .meta({
-        description:
-          'Built-in detectors run over every string (and console output, error messages): a match is replaced by "[redacted:<detector>]"',
-      }),
-    patterns: z
-      .array(CapturePattern)
-      .max(CAPTURE_LIMITS.patterns)
-      .default([])
-      .meta({
-        description:
-          'Your own patterns, run like the detectors under a time bound: a match is replaced by "[redacted:<name>]"',
-      }),
+    fields: z.array(jsonPath).max(CAPTURE_LIMITS.fields).default([]).meta({
+      description:
+        'JSON paths into every captured value (tool arguments and results, signals, inputs, run results), e.g. "$.card.number", "$.headers.authorization", "$..password": the value there is replaced by {"$redacted": "<path>"}',
+    }),
+    detectors: z.array(z.enum(CAPTURE_DETECTORS)).default([]).meta({
+      description:
+        'Built-in detectors run over every string (and console output, error messages): a match is replaced by "[redacted:<detector>]"',
+    }),
+    patterns: z.array(CapturePattern).max(CAPTURE_LIMITS.patterns).default([]).meta({
+      description:
+        'Your own patterns, run like the detectors under a time bound: a match is replaced by "[redacted:<name>]"',
+    }),
   })
   .superRefine((body, ctx) => {
     const names = new Set<string>();
@@ -110,7 +104,9 @@ export const CapturePolicyView = z.object({
   toolset: z.string().nullable().meta({ description: "The toolset, or null for every run" }),
   fields: z.array(z.string()),
   detectors: z.array(z.enum(CAPTURE_DETECTORS)),
-  patterns: z.array(z.object({ name: z.string(), regex: z.string(), flags: z.string().optional() })),
+  patterns: z.array(
+    z.object({ name: z.string(), regex: z.string(), flags: z.string().optional() }),
+  ),
   updatedAt: z.string().optional().meta({ description: "When the policy last changed" }),
 });
 

@@ -54,7 +54,8 @@ export function parseJsonPath(path: string): { steps: PathStep[] } | { error: st
     } else if (/^\[(['"])/.test(rest)) {
       const quote = rest[1]!;
       const end = rest.indexOf(`${quote}]`, 2);
-      if (end < 0) return { error: `the quoted key at character ${i} is not closed with ${quote}]` };
+      if (end < 0)
+        return { error: `the quoted key at character ${i} is not closed with ${quote}]` };
       const key = rest.slice(2, end);
       if (key.includes(quote)) return { error: `a quoted key cannot hold its own quote` };
       steps.push({ kind: "key", key });

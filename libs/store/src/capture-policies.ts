@@ -45,7 +45,11 @@ export class CapturePolicies {
     };
   }
 
-  async set(namespace: string, toolset: string | null, rules: CaptureRules): Promise<CapturePolicy> {
+  async set(
+    namespace: string,
+    toolset: string | null,
+    rules: CaptureRules,
+  ): Promise<CapturePolicy> {
     const stored: CaptureRules = {
       fields: [...rules.fields],
       detectors: [...rules.detectors],

@@ -166,7 +166,8 @@ export class SqlStore implements Store {
     );
     const row = rows[0];
     if (row === undefined) return undefined;
-    const rules = typeof row.redacted === "string" ? (JSON.parse(row.redacted) as string[]) : row.redacted;
+    const rules =
+      typeof row.redacted === "string" ? (JSON.parse(row.redacted) as string[]) : row.redacted;
     return { seq: Number(row.seq), rules };
   }
 

@@ -222,7 +222,12 @@ describe("GET /v1/openapi.json", () => {
     expect(policy.put["x-rewind-scope"]).toBe("operate");
     expect(policy.get.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(["query:toolset"]);
     const body = policy.put.requestBody.content["application/json"].schema;
-    expect(Object.keys(body.properties).sort()).toEqual(["detectors", "fields", "patterns", "toolset"]);
+    expect(Object.keys(body.properties).sort()).toEqual([
+      "detectors",
+      "fields",
+      "patterns",
+      "toolset",
+    ]);
     expect(body.properties.detectors.items.enum).toEqual([
       "card-number",
       "bearer-token",

@@ -193,5 +193,7 @@ it("refuses a policy that does not parse, naming the field, and a read token's c
   const reader = await platform!.store.createToken("default", "reader", ["read"]);
   const readOnly = new Rewind({ url: platform!.url, token: reader });
   expect(await readOnly.capturePolicy.get()).toMatchObject({ detectors: ["card-number"] });
-  await expect(readOnly.capturePolicy.set({ detectors: [] })).rejects.toMatchObject({ status: 403 });
+  await expect(readOnly.capturePolicy.set({ detectors: [] })).rejects.toMatchObject({
+    status: 403,
+  });
 }, 60_000);

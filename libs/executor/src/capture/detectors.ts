@@ -23,7 +23,10 @@ export const DETECTORS: Record<CaptureDetector, Detector> = {
   },
   // A JSON Web Token: three base64url parts, the first two JSON objects ("eyJ").
   jwt: { pattern: /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]+/g },
-  email: { pattern: /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/g },
+  email: {
+    pattern:
+      /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/g,
+  },
 };
 
 /** The Luhn checksum of a card number's digits (separators ignored). */

@@ -10,7 +10,8 @@ export function firstRedacted(
 ): { seq: number; rules: string[] } | undefined {
   for (const entry of journal) {
     const rules = (entry as { redacted?: unknown }).redacted;
-    if (Array.isArray(rules) && rules.length > 0) return { seq: entry.seq, rules: rules.map(String) };
+    if (Array.isArray(rules) && rules.length > 0)
+      return { seq: entry.seq, rules: rules.map(String) };
   }
   return undefined;
 }

@@ -66,10 +66,13 @@ export class Redactor {
       const field = VALUE_FIELD[original.kind];
       if (field !== undefined) {
         entry[field] = this.fields(entry[field] as Json, hit);
-        entry[field] = strings(entry[field] as Json, (s, set) => collect(s, set), (v) => (entry[field] = v));
+        entry[field] = strings(
+          entry[field] as Json,
+          (s, set) => collect(s, set),
+          (v) => (entry[field] = v),
+        );
       }
-      if (original.kind === "output")
-        collect(entry.text as string, (text) => (entry.text = text));
+      if (original.kind === "output") collect(entry.text as string, (text) => (entry.text = text));
       if (original.kind === "call.error" || original.kind === "run.failed") {
         const error = { ...(entry.error as Record<string, unknown>) };
         entry.error = error;
@@ -185,7 +188,7 @@ function mapMembers(value: Json, f: (member: Json, key: string | number) => Json
   }
   let copy: Record<string, Json> | undefined;
   for (const [key, member] of Object.entries(value)) {
-    const next = f(member!, key);
+    const next = f(member, key);
     if (next !== member) (copy ??= { ...value })[key] = next;
   }
   return copy ?? value;

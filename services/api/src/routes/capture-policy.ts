@@ -18,7 +18,8 @@ export const getCapturePolicyRoute = defineRoute({
   method: "GET",
   path: "/v1/capture-policy",
   operationId: "getCapturePolicy",
-  summary: "The namespace's capture policy (or a toolset's own): what is redacted before the journal",
+  summary:
+    "The namespace's capture policy (or a toolset's own): what is redacted before the journal",
   access: "read",
   query: CapturePolicyQuery,
   responses: { 200: { description: "The capture policy", schema: CapturePolicyView } },

@@ -31,7 +31,12 @@ export const sendSignal = defineRoute({
     const run = await findRun(ctx.store, namespace, params.id);
     refuseEnded(run, "signals go only to open runs (queued, running, waiting or quarantined)");
     // Redacted at the door: the inbox holds no secret, and the script gets the marker too.
-    const payload = await redactAtTheDoor(ctx.store, namespace, run.toolset, (body ?? null) as Json);
+    const payload = await redactAtTheDoor(
+      ctx.store,
+      namespace,
+      run.toolset,
+      (body ?? null) as Json,
+    );
     const id = await ctx.store.addInbox(run.id, { kind: "signal", name: params.name, payload });
     await ring(ctx, routeOf(run));
     void reply.code(202);
