@@ -365,13 +365,19 @@ export class SqlStore implements Store {
   }
 
   async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
-    const rows = await this.sql.query<EntryRow>(
-      "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq",
+    // The run's namespace with each row: a sealed value opens only as its namespace's.
+    const rows = await this.sql.query<EntryRow & { namespace: string }>(
+      `SELECT j.seq, j.kind, j.at, j.callsite, j.body, r.namespace
+         FROM rw_journal j JOIN rw_runs r ON r.id = j.run_id
+        WHERE j.run_id = $1 AND j.seq >= $2 ORDER BY j.seq`,
       [runId, fromSeq],
     );
+    const namespace = rows[0]?.namespace ?? "";
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
-    const values = await this.values.load(refs);
-    return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec));
+    const values = await this.values.load(refs, namespace);
+    return rows.map(({ namespace: _, ...row }) =>
+      decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec, namespace),
+    );
   }
 
   // ---- leases (the queries are in leases.ts)
@@ -473,12 +479,18 @@ export class SqlStore implements Store {
       kind: "signal" | "cancel";
       name: string | null;
       payload_ref: string;
+      namespace: string;
     }>(
       // Signals and cancels only: operators' requests about a quarantined run are the quarantine service's.
-      "SELECT id, kind, name, payload_ref FROM rw_inbox WHERE run_id = $1 AND consumed_seq IS NULL AND kind IN ('signal', 'cancel') ORDER BY id",
+      `SELECT i.id, i.kind, i.name, i.payload_ref, r.namespace
+         FROM rw_inbox i JOIN rw_runs r ON r.id = i.run_id
+        WHERE i.run_id = $1 AND i.consumed_seq IS NULL AND i.kind IN ('signal', 'cancel') ORDER BY i.id`,
       [runId],
     );
-    const values = await this.values.load(rows.map((r) => r.payload_ref));
+    const values = await this.values.load(
+      rows.map((r) => r.payload_ref),
+      rows[0]?.namespace ?? "",
+    );
     return rows.map((r) => ({
       id: Number(r.id),
       runId,
@@ -639,7 +651,7 @@ export class SqlStore implements Store {
     if (check === undefined || typeof sealed !== "string") return check;
     return {
       ...check,
-      report: JSON.parse(openText(sealed, this.values.codec)) as EpochCheckReport,
+      report: JSON.parse(openText(sealed, this.values.codec, namespace)) as EpochCheckReport,
     };
   }
 
