@@ -40,7 +40,10 @@ export const CapturePattern = z
     }),
     flags: z
       .string()
-      .regex(/^(?!.*(.).*\1)[imsu]*$/, { message: "may hold only i, m, s and u, each once" })
+      // Linear checks: this field is a hostile client's text too.
+      .refine((flags) => /^[imsu]{0,4}$/.test(flags) && new Set(flags).size === flags.length, {
+        message: "may hold only i, m, s and u, each once",
+      })
       .optional()
       .meta({ description: "Regex flags among i, m, s, u (g is implied)" }),
   })
