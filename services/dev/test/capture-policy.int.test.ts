@@ -164,6 +164,13 @@ it("quarantines the run when a cold load would need the redacted value, naming s
   const detail = await api.quarantine.get(id);
   expect(detail.report).toMatchObject({ reason: "not-replayable", seq: 3, rules: ["card-number"] });
   expect(detail.report?.message).toMatch(/not strictly replayable.*entry 3.*card-number/);
+  // A release would only hold it again: refused, saying what works; giving up does.
+  await expect(api.quarantine.release(id)).rejects.toMatchObject({
+    status: 409,
+    message: expect.stringMatching(/entry 3 .*give-up/),
+  });
+  await api.quarantine.giveUp(id, { reason: "redacted card" });
+  await until(async () => (await api.runs.get(id)).status === "failed");
   // Tenant B's run had nothing redacted: it replays and completes.
   await b.runs.signal(ids.plain, "go", null);
   expect(await b.runs.result(ids.plain, "30s")).toMatchObject({ status: "completed" });
