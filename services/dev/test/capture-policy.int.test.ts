@@ -4,7 +4,8 @@
  * directly), while the script and the tool had the real values; the run says it is not strictly
  * replayable; a fork reusing the redacted entry is refused, one before it works; a cold load
  * after a restart quarantines the run, naming the seq and rule; another namespace's runs are
- * untouched by the policy and cannot read it; a policy that does not parse is refused.
+ * untouched by the policy and cannot read it; a policy that does not parse is refused. The
+ * run's trace spans (a projection of the journal) hold neither secret.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { defineToolset } from "@rewind/core";
 import { compileScript, type CompiledScript } from "@rewind/sandbox";
 import { Rewind, RewindApiError } from "@rewind/sdk";
 import { openSqlClient } from "@rewind/store";
+import { loadRunView, spansOf } from "@rewind/projector";
 import { startDevPlatform, type DevPlatform } from "../src/index.js";
 
 const CARD = "4242 4242 4242 4242";
@@ -171,6 +173,19 @@ it("quarantines the run when a cold load would need the redacted value, naming s
   });
   await api.quarantine.giveUp(id, { reason: "redacted card" });
   await until(async () => (await api.runs.get(id)).status === "failed");
+  // The spans the projector makes of the ended run (a projection of its journal, its output
+  // as events) hold neither secret.
+  const view = (await loadRunView(platform!.store, id))!;
+  const spans = JSON.stringify(
+    spansOf(
+      view,
+      view.journal.map((e) => e.seq),
+      [],
+    ),
+  );
+  expect(spans).toContain("charged [redacted:card-number]");
+  expect(spans).not.toContain(CARD);
+  expect(spans).not.toContain(KEY);
   // Tenant B's run had nothing redacted: it replays and completes.
   await b.runs.signal(ids.plain, "go", null);
   expect(await b.runs.result(ids.plain, "30s")).toMatchObject({ status: "completed" });
