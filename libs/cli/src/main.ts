@@ -290,6 +290,57 @@ codec
   .argument("<on|off>")
   .action(lazy(codec$, "setCommand"));
 
+const capture$ = () => import("./commands/capture.js");
+const repeat = (value: string, previous: string[] = []) => [...previous, value];
+const capture = program
+  .command("capture")
+  .description(
+    "the namespace's capture policy: fields and patterns redacted before the journal (docs/capture-policy.md)",
+  )
+  .option("--toolset <name>", "the toolset's own policy (default: the namespace-wide one)")
+  .option("--json", "print JSON")
+  .action(lazy(capture$, "showCommand"));
+capture
+  .command("show")
+  .description("the policy: its fields, detectors and patterns")
+  .option("--toolset <name>", "the toolset's own policy (default: the namespace-wide one)")
+  .option("--json", "print JSON")
+  // Options after `show` may be read by the parent (commander): take either.
+  .action(
+    (
+      options: { toolset?: string; json?: boolean },
+      command: { parent?: { opts(): { toolset?: string; json?: boolean } } },
+    ) => lazy(capture$, "showCommand")({ ...command.parent?.opts(), ...options }),
+  );
+capture
+  .command("set")
+  .description("replace the policy (new entries only; none of the options: empty it)")
+  .option("--toolset <name>", "the toolset's own policy (default: the namespace-wide one)")
+  .option("--field <path>", "a JSON path to replace, e.g. $.card.number (repeatable)", repeat)
+  .option(
+    "--detector <name>",
+    "card-number, bearer-token, api-key, jwt or email (repeatable)",
+    repeat,
+  )
+  .option(
+    "--pattern <name=regex>",
+    "your own pattern, e.g. ssn=\\d{3}-\\d{2}-\\d{4} (repeatable)",
+    repeat,
+  )
+  .option("--json", "print JSON")
+  .action(
+    (
+      options: {
+        toolset?: string;
+        field?: string[];
+        detector?: string[];
+        pattern?: string[];
+        json?: boolean;
+      },
+      command: { parent?: { opts(): { toolset?: string; json?: boolean } } },
+    ) => lazy(capture$, "setCommand")({ ...command.parent?.opts(), ...options }),
+  );
+
 program
   .command("quarantine-service")
   .description(
@@ -448,6 +499,7 @@ const CLIENT_COMMANDS = new Set([
   "mcp",
   "limits",
   "codec",
+  "capture",
 ]);
 const clientHelp =
   "\nTalks to REWIND_URL (default http://localhost:7420) with REWIND_TOKEN (default: the token rewind dev saved in .rewind/token).";

@@ -11,3 +11,5 @@ export * from "./limits.js";
 export * from "./codec.js";
 export * from "./webhooks.js";
 export * from "./scripts.js";
+export * from "./capture-policy.js";
+export * from "./json-path.js";

@@ -33,9 +33,10 @@ export const QuarantineSummary = z
     script: z.string().optional().meta({ description: "Its entry file's name, e.g. order.ts" }),
     seq: z.number().int().meta({ description: "The seq of the run.quarantined entry" }),
     quarantinedAt: isoDate,
-    reason: z
-      .string()
-      .meta({ description: "divergence, or invalid-journal (a journal that cannot replay)" }),
+    reason: z.string().meta({
+      description:
+        "divergence, invalid-journal (a journal that cannot replay), or not-replayable (a capture policy redacted what its replay needs)",
+    }),
     message: z.string(),
     divergence: z
       .object({

@@ -280,6 +280,14 @@ export const RunView = z.object({
   expiresAt: isoDate
     .optional()
     .meta({ description: "When the run will be deleted (set when it ends)" }),
+  replayable: z.enum(["strict", "not-strict"]).optional().meta({
+    description:
+      "GET /v1/runs/:id only. strict: the journal replays as recorded; not-strict: a capture policy redacted an entry the script saw in the clear (firstRedacted), so it cannot be replayed or forked past it",
+  }),
+  firstRedacted: z
+    .object({ seq: z.number().int(), rules: z.array(z.string()) })
+    .optional()
+    .meta({ description: "The first redacted entry and the rules that redacted it" }),
 });
 
 export const RunList = z.object({

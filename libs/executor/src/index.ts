@@ -21,3 +21,7 @@ export { ReplayProcess } from "./replay-process.js";
 export { describeToolsets, publishToolsets } from "./toolset-description.js";
 export { PRESENCE_LIVE_MS, announceWorker } from "./presence.js";
 export { SandboxProcesses, type SandboxProcessesOptions } from "./sandbox-processes.js";
+export { Redactor, isMarker } from "./capture/redactor.js";
+export { CapturePolicyCache } from "./capture/capture-policy-cache.js";
+export { firstRedacted, notReplayable } from "./capture/not-replayable.js";
+export { PATTERN_BUDGET_MS, PATTERN_TIMEOUT_RULE } from "./capture/bounded-patterns.js";

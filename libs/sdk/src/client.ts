@@ -9,6 +9,8 @@ import type {
   LimitsView,
   CodecView,
   SetCodec,
+  CapturePolicyView,
+  PutCapturePolicy,
   MigrateEpoch,
   SetLimits,
   TokenList,
@@ -264,6 +266,20 @@ export class Rewind {
     get: () => this.request<CodecView>("GET", "/v1/codec"),
     /** Switches it on or off for new values (needs `operate`). */
     set: (setting: SetCodec) => this.request<CodecView>("POST", "/v1/codec", setting),
+  };
+
+  /**
+   * The namespace's capture policy (docs/capture-policy.md): fields and patterns redacted before
+   * the journal. `get` needs `read`; `set` replaces the policy (needs `operate`), new entries only.
+   */
+  readonly capturePolicy = {
+    get: (options: { toolset?: string } = {}) =>
+      this.request<CapturePolicyView>(
+        "GET",
+        `/v1/capture-policy${options.toolset === undefined ? "" : `?toolset=${encodeURIComponent(options.toolset)}`}`,
+      ),
+    set: (policy: PutCapturePolicy) =>
+      this.request<CapturePolicyView>("PUT", "/v1/capture-policy", policy),
   };
 
   /**

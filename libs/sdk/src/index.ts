@@ -43,6 +43,8 @@ export type {
   LimitsView,
   CodecView,
   SetCodec,
+  CapturePolicyView,
+  PutCapturePolicy,
   ListRunsFilter,
   PendingRequest,
   PendingRequest as PendingQuarantineRequest,

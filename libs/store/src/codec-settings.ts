@@ -82,7 +82,7 @@ export class CodecSettings {
           `values with: set ${CODEC_KEYS_ENV} on it (the same keys as the other processes)`,
         { namespace },
       );
-    return (canonical) => codec.seal(canonical);
+    return (canonical) => codec.seal(canonical, namespace);
   }
 
   private remember(namespace: string, enabled: boolean): void {

@@ -6,13 +6,18 @@ import { RewindError } from "@rewind/core";
  * as Temporal's data converter does. It sits at the store's value seam, where a value becomes
  * the text a row or a blob holds: that text is either canonical JSON or a sealed value,
  *
- *     rwc1:<key id>:<base64url of iv (12 bytes) · ciphertext · tag (16 bytes)>
+ *     rwc2:<key id>:<base64url of iv (12 bytes) · ciphertext · tag (16 bytes)>
+ *
+ * authenticated with the namespace it belongs to (AAD), so a value moved to another namespace's
+ * row does not open. `rwc1:` values (sealed before that binding, with a constant AAD) still open.
  *
  * Canonical JSON never starts with `r` (it opens with `{ [ " - t f n` or a digit), so one look
  * at the first character tells the two apart: no flag column, and a namespace may switch the
  * codec on or off at any time, old values staying readable either way.
  */
-export const SEALED_PREFIX = "rwc1:";
+export const SEALED_PREFIX = "rwc2:";
+/** Values sealed before they were bound to their namespace: still opened, never written. */
+const LEGACY_PREFIX = "rwc1:";
 
 /** The variable the keys come from: `id:base64key,id:base64key`; the first encrypts. */
 export const CODEC_KEYS_ENV = "REWIND_CODEC_KEYS";
@@ -20,8 +25,15 @@ export const CODEC_KEYS_ENV = "REWIND_CODEC_KEYS";
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
-/** Authenticated with each value: a sealed value opens only as a Rewind value of this format. */
-const AAD = Buffer.from("rewind payload codec v1");
+/** What an `rwc1:` value was authenticated with: the format alone. */
+const LEGACY_AAD = Buffer.from("rewind payload codec v1");
+/**
+ * What an `rwc2:` value is authenticated with: the format and the value's namespace. Someone who
+ * can write the database cannot make one tenant's row hold another's value: it fails to open.
+ */
+function aadOf(namespace: string): Buffer {
+  return Buffer.from(`rewind payload codec v2\u0000${namespace}`);
+}
 
 export class PayloadCodec {
   private readonly keys: ReadonlyMap<string, Buffer>;
@@ -39,10 +51,11 @@ export class PayloadCodec {
     return [...this.keys.keys()];
   }
 
-  seal(canonical: string): string {
+  /** `canonical` sealed for `namespace`: it opens only as a value of that namespace. */
+  seal(canonical: string, namespace: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv("aes-256-gcm", this.keys.get(this.encryptingKeyId)!, iv);
-    cipher.setAAD(AAD);
+    cipher.setAAD(aadOf(namespace));
     const body = Buffer.concat([
       iv,
       cipher.update(canonical, "utf8"),
@@ -74,13 +87,15 @@ export class PayloadCodec {
     return createHmac("sha256", subkey).update(text).digest("hex");
   }
 
-  open(sealed: string): string {
+  /** A sealed value of `namespace` opened; one of another namespace (moved at rest) is refused. */
+  open(sealed: string, namespace: string): string {
+    const legacy = sealed.startsWith(LEGACY_PREFIX);
     const { keyId, body } = splitSealed(sealed);
     const key = this.keys.get(keyId);
     if (key === undefined) throw missingKey(keyId, this.keyIds);
     if (body.length < IV_BYTES + TAG_BYTES) throw damaged(keyId);
     const decipher = createDecipheriv("aes-256-gcm", key, body.subarray(0, IV_BYTES));
-    decipher.setAAD(AAD);
+    decipher.setAAD(legacy ? LEGACY_AAD : aadOf(namespace));
     decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
     try {
       return Buffer.concat([
@@ -91,9 +106,10 @@ export class PayloadCodec {
       throw new RewindError(
         "UNAVAILABLE",
         `A value sealed with payload codec key "${keyId}" does not open with the key of that id in ` +
-          `${CODEC_KEYS_ENV}: the key's bytes differ from the ones it was sealed with (or the value ` +
-          `was altered). Put the original key back under that id`,
-        { keyId },
+          `${CODEC_KEYS_ENV} as a value of namespace ${namespace}: the key's bytes differ from the ones ` +
+          `it was sealed with, or the value was altered or moved from another namespace's row. Put ` +
+          `the original key back under that id; a value moved between namespaces never opens`,
+        { keyId, namespace },
       );
     }
   }
@@ -104,7 +120,10 @@ const DIGEST_PREFIX = "hmac1:";
 
 /** Whether a stored value's text is sealed (else it is canonical JSON). */
 export function isSealed(text: string): boolean {
-  return text.charCodeAt(0) === 114 /* r */ && text.startsWith(SEALED_PREFIX);
+  return (
+    text.charCodeAt(0) === 114 /* r */ &&
+    (text.startsWith(SEALED_PREFIX) || text.startsWith(LEGACY_PREFIX))
+  );
 }
 
 export function isKeyedDigest(text: string): boolean {
@@ -121,11 +140,11 @@ export function matchesKeyedDigest(
   return codec.matchesDigest(stored, text);
 }
 
-/** A stored value's text as canonical JSON: opened with `codec` if sealed. */
-export function openText(text: string, codec: PayloadCodec | undefined): string {
+/** A stored value's text as canonical JSON: opened with `codec` if sealed, as `namespace`'s. */
+export function openText(text: string, codec: PayloadCodec | undefined, namespace: string): string {
   if (!isSealed(text)) return text;
   if (codec === undefined) throw missingKey(splitSealed(text).keyId, []);
-  return codec.open(text);
+  return codec.open(text, namespace);
 }
 
 /**

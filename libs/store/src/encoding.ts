@@ -68,7 +68,7 @@ export function encodeEntry(
   delete body.kind;
   const row = { seq, kind, at, callsite: callsite ?? null, body };
   if (seal !== undefined && kind === "output") {
-    // Console output is not JSON (a script may print anything, `rwc1:` too): sealed, it moves
+    // Console output is not JSON (a script may print anything, `rwc2:` too): sealed, it moves
     // to a field of its own.
     body.textSealed = seal(body.text as string);
     delete body.text;
@@ -118,6 +118,7 @@ export function decodeEntry(
   row: EntryRow,
   valueOf: (ref: string) => Json,
   codec: PayloadCodec | undefined,
+  namespace: string,
 ): JournalEntry {
   const body = { ...row.body };
   const field = VALUE_FIELDS[row.kind as JournalEntry["kind"]];
@@ -128,13 +129,13 @@ export function decodeEntry(
     delete body[`${field}Ref`];
     body[field] =
       typeof inline === "string"
-        ? (JSON.parse(openText(inline, codec)) as Json)
+        ? (JSON.parse(openText(inline, codec, namespace)) as Json)
         : valueOf(ref as string);
   } else if (typeof body.textSealed === "string") {
-    body.text = openText(body.textSealed, codec);
+    body.text = openText(body.textSealed, codec, namespace);
     delete body.textSealed;
   } else if (typeof body.reportSealed === "string") {
-    body.report = openReport(body, codec);
+    body.report = openReport(body, codec, namespace);
     delete body.reportSealed;
     delete body.reason;
   }
@@ -147,7 +148,11 @@ export function decodeEntry(
 }
 
 /** A run.quarantined row's report: in the clear, or sealed with its reason beside it. */
-export function openReport(body: Record<string, unknown>, codec: PayloadCodec | undefined): Json {
+export function openReport(
+  body: Record<string, unknown>,
+  codec: PayloadCodec | undefined,
+  namespace: string,
+): Json {
   if (typeof body.reportSealed !== "string") return (body.report as Json | undefined) ?? null;
-  return JSON.parse(openText(body.reportSealed, codec)) as Json;
+  return JSON.parse(openText(body.reportSealed, codec, namespace)) as Json;
 }

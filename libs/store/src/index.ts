@@ -62,5 +62,10 @@ export { SqlStore } from "./sql-store.js";
 export type { NamespaceLimits } from "./limits.js";
 export { PayloadCodec, codecFromKeys, isSealed, CODEC_KEYS_ENV, SEALED_PREFIX } from "./codec.js";
 export { CODEC_SETTING_CACHE_MS, type CodecSetting } from "./codec-settings.js";
+export {
+  CAPTURE_POLICY_CACHE_MS,
+  type CapturePolicy,
+  type CaptureRules,
+} from "./capture-policies.js";
 export type { SqlClient } from "./sql.js";
 export { databaseUnavailable } from "./unavailable.js";

@@ -108,9 +108,9 @@ export async function load(
   let journal: JournalEntry[];
   let record: RunRecord;
   try {
-    values = await reader.load([...new Set(refs)]);
+    values = await reader.load([...new Set(refs)], run.namespace);
     journal = row.journal.map((entry) =>
-      decodeEntry(entry, (ref) => values.get(ref) as Json, reader.codec),
+      decodeEntry(entry, (ref) => values.get(ref) as Json, reader.codec, run.namespace),
     );
     record = await toRecord(run, journal.at(-1)?.seq ?? 1, reader);
   } catch (error) {

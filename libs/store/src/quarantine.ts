@@ -161,7 +161,7 @@ export async function withReports(
         run,
         seq: entry.seq,
         at: Number(entry.at),
-        report: openReport(entry.body, codec),
+        report: openReport(entry.body, codec, run.namespace),
         pending: pending.filter((request) => request.runId === run.id),
       },
     ];

@@ -27,9 +27,9 @@ export async function toRecord(
   };
   if (row.parentId !== null) record.parent = { runId: row.parentId, seq: row.parentSeq ?? 0 };
   if (row.resultJson !== null)
-    record.result = JSON.parse(openText(row.resultJson, values.codec)) as Json;
+    record.result = JSON.parse(openText(row.resultJson, values.codec, row.namespace)) as Json;
   else if (row.resultRef !== null)
-    record.result = (await values.load([row.resultRef])).get(row.resultRef)!;
+    record.result = (await values.load([row.resultRef], row.namespace)).get(row.resultRef)!;
   if (row.error !== null) record.error = row.error as ErrorData;
   if (row.endedAt !== null) record.endedAt = row.endedAt;
   if (row.expiresAt !== null) record.expiresAt = row.expiresAt;

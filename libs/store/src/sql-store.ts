@@ -9,6 +9,7 @@ import {
 import type { BlobStore } from "./blobs.js";
 import { isKeyedDigest, matchesKeyedDigest, openText, type PayloadCodec } from "./codec.js";
 import { CodecSettings, type CodecSetting } from "./codec-settings.js";
+import { CapturePolicies, type CapturePolicy, type CaptureRules } from "./capture-policies.js";
 import {
   decodeEntry,
   encodeEntry,
@@ -66,6 +67,7 @@ export class SqlStore implements Store {
   private readonly scripts = new Map<string, StoredScript>();
   private readonly values: ValueRows;
   private readonly codecs: CodecSettings;
+  private readonly capture: CapturePolicies;
   private readonly tokens = new Map<string, { grant: TokenGrant; until: number }>();
   readonly webhooks: WebhookRows;
 
@@ -77,6 +79,7 @@ export class SqlStore implements Store {
   ) {
     this.values = new ValueRows(sql, blobs, codec);
     this.codecs = new CodecSettings(sql, codec);
+    this.capture = new CapturePolicies(sql);
     this.webhooks = new WebhookRows(sql);
   }
 
@@ -136,6 +139,36 @@ export class SqlStore implements Store {
   async setCodec(namespace: string, enabled: boolean): Promise<CodecSetting> {
     await this.ensureNamespace(namespace);
     return this.codecs.set(namespace, enabled);
+  }
+
+  getCapturePolicy(namespace: string, toolset: string | null): Promise<CapturePolicy> {
+    return this.capture.get(namespace, toolset);
+  }
+
+  async setCapturePolicy(
+    namespace: string,
+    toolset: string | null,
+    rules: CaptureRules,
+  ): Promise<CapturePolicy> {
+    await this.ensureNamespace(namespace);
+    return this.capture.set(namespace, toolset, rules);
+  }
+
+  captureRules(namespace: string, toolset: string): Promise<CaptureRules[]> {
+    return this.capture.applying(namespace, toolset);
+  }
+
+  async firstRedacted(runId: string): Promise<{ seq: number; rules: string[] } | undefined> {
+    const rows = await this.sql.query<{ seq: number; redacted: string[] | string }>(
+      `SELECT seq, body->'redacted' AS redacted FROM rw_journal
+       WHERE run_id = $1 AND body->'redacted' IS NOT NULL ORDER BY seq LIMIT 1`,
+      [runId],
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const rules =
+      typeof row.redacted === "string" ? (JSON.parse(row.redacted) as string[]) : row.redacted;
+    return { seq: Number(row.seq), rules };
   }
 
   /** How values appended under this lease are sealed: by its namespace's codec setting. */
@@ -332,13 +365,19 @@ export class SqlStore implements Store {
   }
 
   async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
-    const rows = await this.sql.query<EntryRow>(
-      "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq",
+    // The run's namespace with each row: a sealed value opens only as its namespace's.
+    const rows = await this.sql.query<EntryRow & { namespace: string }>(
+      `SELECT j.seq, j.kind, j.at, j.callsite, j.body, r.namespace
+         FROM rw_journal j JOIN rw_runs r ON r.id = j.run_id
+        WHERE j.run_id = $1 AND j.seq >= $2 ORDER BY j.seq`,
       [runId, fromSeq],
     );
+    const namespace = rows[0]?.namespace ?? "";
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
-    const values = await this.values.load(refs);
-    return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec));
+    const values = await this.values.load(refs, namespace);
+    return rows.map(({ namespace: _, ...row }) =>
+      decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec, namespace),
+    );
   }
 
   // ---- leases (the queries are in leases.ts)
@@ -440,12 +479,18 @@ export class SqlStore implements Store {
       kind: "signal" | "cancel";
       name: string | null;
       payload_ref: string;
+      namespace: string;
     }>(
       // Signals and cancels only: operators' requests about a quarantined run are the quarantine service's.
-      "SELECT id, kind, name, payload_ref FROM rw_inbox WHERE run_id = $1 AND consumed_seq IS NULL AND kind IN ('signal', 'cancel') ORDER BY id",
+      `SELECT i.id, i.kind, i.name, i.payload_ref, r.namespace
+         FROM rw_inbox i JOIN rw_runs r ON r.id = i.run_id
+        WHERE i.run_id = $1 AND i.consumed_seq IS NULL AND i.kind IN ('signal', 'cancel') ORDER BY i.id`,
       [runId],
     );
-    const values = await this.values.load(rows.map((r) => r.payload_ref));
+    const values = await this.values.load(
+      rows.map((r) => r.payload_ref),
+      rows[0]?.namespace ?? "",
+    );
     return rows.map((r) => ({
       id: Number(r.id),
       runId,
@@ -628,7 +673,7 @@ export class SqlStore implements Store {
     if (check === undefined || typeof sealed !== "string") return check;
     return {
       ...check,
-      report: JSON.parse(openText(sealed, this.values.codec)) as EpochCheckReport,
+      report: JSON.parse(openText(sealed, this.values.codec, namespace)) as EpochCheckReport,
     };
   }
 

@@ -9,6 +9,7 @@ import type {
 import type { PublishedToolset, ToolsetDescription } from "./toolsets.js";
 import type { NamespaceLimits } from "./limits.js";
 import type { CodecSetting } from "./codec-settings.js";
+import type { CapturePolicy, CaptureRules } from "./capture-policies.js";
 import type { TokenGrant, TokenInfo } from "./tokens.js";
 import type { LiveWorker } from "./workers.js";
 import type { EpochCheck, EpochCheckReport, EpochMove, NewEpochCheck } from "./epoch-moves.js";
@@ -211,6 +212,24 @@ export interface Store {
    * is, readable either way). On is refused where this process holds no keys.
    */
   setCodec(namespace: string, enabled: boolean): Promise<CodecSetting>;
+  /** A namespace's capture policy: its namespace-wide one (toolset null) or a toolset's own. */
+  getCapturePolicy(namespace: string, toolset: string | null): Promise<CapturePolicy>;
+  /** Replaces a capture policy; new entries only: recorded ones are never rewritten. */
+  setCapturePolicy(
+    namespace: string,
+    toolset: string | null,
+    rules: CaptureRules,
+  ): Promise<CapturePolicy>;
+  /**
+   * The capture rules a run of `toolset` in `namespace` commits under (the namespace-wide policy
+   * and the toolset's own), as read within the last CAPTURE_POLICY_CACHE_MS.
+   */
+  captureRules(namespace: string, toolset: string): Promise<CaptureRules[]>;
+  /**
+   * The first entry of a run's journal whose values a capture policy redacted, with the rules
+   * that did: where the run stops being strictly replayable (docs/capture-policy.md).
+   */
+  firstRedacted(runId: string): Promise<{ seq: number; rules: string[] } | undefined>;
   /** Sets some of a namespace's limits (null: back to the default); answers them all. */
   setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits>;
   /** The namespace's open runs, and the runs it created in the last second. */

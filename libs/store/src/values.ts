@@ -12,7 +12,8 @@ export type ValueRow = { ref: string; body: string | null; blobKey: string | nul
 
 /** What reads a run's values back: the rows stored apart, and the codec that opens sealed text. */
 export interface ValueReader {
-  load(refs: readonly string[]): Promise<Map<string, Json>>;
+  /** Values of `namespace`'s runs (a sealed one opens only as that namespace's). */
+  load(refs: readonly string[], namespace: string): Promise<Map<string, Json>>;
   readonly codec: PayloadCodec | undefined;
 }
 
@@ -60,7 +61,7 @@ export class ValueRows implements ValueReader {
     }
   }
 
-  async load(refs: readonly string[]): Promise<Map<string, Json>> {
+  async load(refs: readonly string[], namespace: string): Promise<Map<string, Json>> {
     const values = new Map<string, Json>();
     if (refs.length === 0) return values;
     const rows = await this.sql.query<{
@@ -70,7 +71,7 @@ export class ValueRows implements ValueReader {
     }>("SELECT ref, body, blob_key FROM rw_values WHERE ref = ANY($1)", [refs]);
     for (const row of rows) {
       const text = row.blob_key === null ? row.body! : await this.blobs.get(row.blob_key);
-      values.set(row.ref, JSON.parse(openText(text, this.codec)) as Json);
+      values.set(row.ref, JSON.parse(openText(text, this.codec, namespace)) as Json);
     }
     for (const ref of refs) {
       if (!values.has(ref))

@@ -172,7 +172,7 @@ export function codecConformance(
       const { sql, blobs } = open();
       const stored = await atRest(sql, blobs, started.runId);
       expect(stored).not.toContain(SECRET);
-      expect(stored).toContain("rwc1:k1:");
+      expect(stored).toContain("rwc2:k1:");
       expect(await store.readJournal(started.runId)).toEqual(journal);
       expect((await store.getRun(started.runId))?.result).toEqual({ card: SECRET });
       expect(await store.pendingInbox(started.runId)).toMatchObject([
@@ -205,6 +205,24 @@ export function codecConformance(
         { lease, afterSeq: 1, entries: [output], status: "running", runRowUnchanged: true },
       ]);
       expect((await store.readJournal(started.runId))[1]).toEqual(output);
+    });
+
+    it("refuses a sealed value moved at rest to another namespace's row, saying so", async () => {
+      const store = withKeys(KEY_1);
+      await store.setCodec("bound-a", true);
+      await store.setCodec("bound-b", true);
+      const a = await sealedRun(store, "bound-a");
+      const b = await sealedRun(store, "bound-b");
+      // Someone who can write the database gives B's result row A's sealed result.
+      await open().sql.query(
+        `UPDATE rw_journal SET body = (SELECT body FROM rw_journal WHERE run_id = $1 AND seq = 6)
+          WHERE run_id = $2 AND seq = 6`,
+        [a.started.runId, b.started.runId],
+      );
+      await expect(store.readJournal(b.started.runId)).rejects.toThrow(
+        /as a value of namespace bound-b: .*moved from another namespace's row/,
+      );
+      expect(await store.readJournal(a.started.runId)).toEqual(a.journal);
     });
 
     it("tells two namespaces' equal values apart by nothing at rest: refs hash the ciphertext", async () => {
@@ -244,8 +262,8 @@ export function codecConformance(
       await rotated.createRun({ started: next, ttlMs: 60_000 });
       const { sql, blobs } = open();
       const text = await atRest(sql, blobs, next.runId);
-      expect(text).toContain("rwc1:k2:");
-      expect(text).not.toContain("rwc1:k1:");
+      expect(text).toContain("rwc2:k2:");
+      expect(text).not.toContain("rwc2:k1:");
       // Dropping k1 too early: the old run's values name the key they need.
       const k2Only = withKeys(KEY_2);
       expect((await k2Only.readJournal(next.runId))[0]).toEqual(next);

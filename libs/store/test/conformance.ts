@@ -814,6 +814,47 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.takeEpochCheck("w-c", [to], 0)).toBeUndefined();
     });
 
+    it("keeps capture policies per namespace and toolset, and finds a run's first redacted entry", async () => {
+      const rules = { fields: ["$.card.number"], detectors: ["email"], patterns: [] };
+      expect(await store.getCapturePolicy("cap-a", null)).toEqual({
+        toolset: null,
+        fields: [],
+        detectors: [],
+        patterns: [],
+      });
+      await store.setCapturePolicy("cap-a", null, rules);
+      await store.setCapturePolicy("cap-a", "shop", {
+        fields: [],
+        detectors: [],
+        patterns: [{ name: "ssn", regex: "\\d{3}" }],
+      });
+      expect(await store.getCapturePolicy("cap-a", null)).toMatchObject({
+        toolset: null,
+        ...rules,
+      });
+      // A run of toolset shop is redacted by both; another toolset's by the namespace-wide one.
+      expect(await store.captureRules("cap-a", "shop")).toEqual([
+        rules,
+        { fields: [], detectors: [], patterns: [{ name: "ssn", regex: "\\d{3}" }] },
+      ]);
+      expect(await store.captureRules("cap-a", "other")).toEqual([rules]);
+      // Another namespace has none of them.
+      expect(await store.captureRules("cap-b", "shop")).toEqual([]);
+      expect((await store.getCapturePolicy("cap-b", "shop")).fields).toEqual([]);
+
+      const { entry, lease } = await newRun({ namespace: "cap-a" });
+      expect(await store.firstRedacted(entry.runId)).toBeUndefined();
+      const redacted = {
+        ...call(2, { card: { number: { $redacted: "$.card.number" } } }),
+        redacted: ["$.card.number"],
+      } as unknown as JournalEntry;
+      await store.commit([
+        { lease, afterSeq: 1, entries: [redacted], status: "running", runRowUnchanged: true },
+      ]);
+      expect(await store.firstRedacted(entry.runId)).toEqual({ seq: 2, rules: ["$.card.number"] });
+      expect((await store.readJournal(entry.runId))[1]).toEqual(redacted);
+    });
+
     quarantineConformance(() => store);
     codecConformance(() => ({ sql, blobs, store }));
 

@@ -209,7 +209,7 @@ export const DEFINITIONS = {
     type: "counter",
     unit: "",
     labels: ["reason"],
-    help: "Runs a worker quarantined, by reason (divergence: a replay left its journal; invalid-journal: a journal that cannot be replayed)",
+    help: "Runs a worker quarantined, by reason (divergence: a replay left its journal; invalid-journal: a journal that cannot be replayed; not-replayable: a capture policy redacted what its replay needs)",
     servedBy: WORKER,
   },
   // ---- projections (services/projector)

@@ -31,6 +31,7 @@ import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
 import { getCodecRoute, setCodecRoute } from "./routes/codec.js";
+import { getCapturePolicyRoute, setCapturePolicyRoute } from "./routes/capture-policy.js";
 import { WEBHOOK_ROUTES } from "./routes/webhooks.js";
 import { addressPolicy } from "@rewind/core/outbound-address";
 
@@ -123,6 +124,8 @@ const ROUTES: readonly Route[] = [
   setLimitsRoute,
   getCodecRoute,
   setCodecRoute,
+  getCapturePolicyRoute,
+  setCapturePolicyRoute,
   ...WEBHOOK_ROUTES,
 ];
 

@@ -34,7 +34,7 @@ export interface RouteInput<P, Q, B> {
  * is validated against at run time and rendered into the OpenAPI document.
  */
 export interface Route<P = unknown, Q = unknown, B = unknown> {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   /** Fastify's form: `/v1/runs/:id`. */
   path: string;
   operationId: string;

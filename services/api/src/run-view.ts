@@ -25,6 +25,18 @@ export function toRunView(run: RunRecord): RunView {
 }
 
 /**
+ * Whether a run's journal replays as recorded (docs/capture-policy.md): "not-strict" from the
+ * first entry a capture policy redacted after the script saw it in the clear.
+ */
+export function replayability(
+  redacted: { seq: number; rules: string[] } | undefined,
+): Pick<RunView, "replayable" | "firstRedacted"> {
+  return redacted === undefined
+    ? { replayable: "strict" }
+    : { replayable: "not-strict", firstRedacted: redacted };
+}
+
+/**
  * The run with this id in this namespace. A run of another namespace is answered exactly like a
  * run that does not exist, so ids of other tenants are never confirmed.
  */

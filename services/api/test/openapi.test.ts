@@ -53,6 +53,8 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/limits",
         "GET /v1/codec",
         "POST /v1/codec",
+        "GET /v1/capture-policy",
+        "PUT /v1/capture-policy",
         "POST /v1/webhooks",
         "GET /v1/webhooks",
         "GET /v1/webhooks/{id}",
@@ -196,6 +198,51 @@ describe("GET /v1/openapi.json", () => {
     });
     check("/v1/runs/{id}/cancel", "post", 409, conflict.json());
     check("/", "get", 200, (await h.app.inject({ url: "/" })).json());
+    const policy = await h.app.inject({
+      method: "PUT",
+      url: "/v1/capture-policy",
+      headers: h.auth,
+      payload: { toolset: "shop", fields: ["$.card.number"], detectors: ["email"] },
+    });
+    check("/v1/capture-policy", "put", 200, policy.json());
+    const read = await h.app.inject({ url: "/v1/capture-policy?toolset=shop", headers: h.auth });
+    expect(read.json()).toMatchObject({ toolset: "shop", fields: ["$.card.number"] });
+    check("/v1/capture-policy", "get", 200, read.json());
+    const bad = await h.app.inject({
+      method: "PUT",
+      url: "/v1/capture-policy",
+      headers: h.auth,
+      payload: { fields: ["$.a..", "$.b"] },
+    });
+    check("/v1/capture-policy", "put", 422, bad.json());
+    expect(bad.json().error).toMatchObject({ code: "INVALID_INPUT", field: "body.fields.0" });
+  });
+
+  it("documents the capture policy: read to view, operate to change, the run's replayability", () => {
+    const policy = doc.paths["/v1/capture-policy"];
+    expect(policy.get["x-rewind-scope"]).toBe("read");
+    expect(policy.put["x-rewind-scope"]).toBe("operate");
+    expect(policy.get.parameters.map((p: any) => `${p.in}:${p.name}`)).toEqual(["query:toolset"]);
+    const body = policy.put.requestBody.content["application/json"].schema;
+    expect(Object.keys(body.properties).sort()).toEqual([
+      "detectors",
+      "fields",
+      "patterns",
+      "toolset",
+    ]);
+    expect(body.properties.detectors.items.enum).toEqual([
+      "card-number",
+      "bearer-token",
+      "api-key",
+      "jwt",
+      "email",
+    ]);
+    expect(doc.paths["/v1/runs/{id}/fork"].post.responses["409"]).toBeDefined();
+    const run = JSON.stringify(
+      doc.paths["/v1/runs/{id}"].get.responses["200"].content["application/json"].schema,
+    );
+    expect(run).toContain("not-strict");
+    expect(run).toContain("firstRedacted");
   });
 });
 

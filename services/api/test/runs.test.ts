@@ -105,6 +105,7 @@ describe("GET /v1/runs and /v1/runs/:id", () => {
       lastSeq: 1,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
       updatedAt: expect.stringMatching(/Z$/),
+      replayable: "strict",
     });
     await completeRun(h.store, id, { greeting: "hello Ada" });
     const done = (await h.app.inject({ url: `/v1/runs/${id}`, headers: h.auth })).json();

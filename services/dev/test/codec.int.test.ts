@@ -101,8 +101,8 @@ it("replays a sealed run after a restart with rotated keys, and keeps its values
        UNION ALL SELECT coalesce(body, '') FROM rw_values`,
     );
     const stored = rows.map((r) => r.text).join("\n");
-    expect(stored).toContain("rwc1:k1:");
-    expect(stored).toContain("rwc1:k2:");
+    expect(stored).toContain("rwc2:k1:");
+    expect(stored).toContain("rwc2:k2:");
     expect(stored).not.toContain(SECRET);
   } finally {
     await sql.close();

@@ -34,7 +34,8 @@ export function zeroWorkerSeries(toolsets: readonly Toolset[]): void {
   }
   for (const outcome of ["ok", "lease_lost"]) metrics.commits.inc({ outcome }, 0);
   for (const kind of Object.keys(ENTRY_KINDS)) metrics.entries.inc({ kind }, 0);
-  for (const reason of ["divergence", "invalid-journal"]) metrics.quarantined.inc({ reason }, 0);
+  for (const reason of ["divergence", "invalid-journal", "not-replayable"])
+    metrics.quarantined.inc({ reason }, 0);
   for (const toolset of toolsets)
     for (const tool of toolset.tools.keys())
       for (const outcome of ["ok", "error"]) {

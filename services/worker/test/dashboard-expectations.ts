@@ -210,7 +210,11 @@ export const expectations: Record<string, Expectation> = {
     expect(max(r[0]!), key).toBe(did.quarantined);
   },
   "quarantine / Quarantined": (r, did, key) =>
-    expect(counts(r, "reason"), key).toEqual({ divergence: did.quarantined, "invalid-journal": 0 }),
+    expect(counts(r, "reason"), key).toEqual({
+      divergence: did.quarantined,
+      "invalid-journal": 0,
+      "not-replayable": 0,
+    }),
   "quarantine / Released": (r, _did, key) => {
     // A series from the start for every epoch the service knows: none released.
     const released = counts(r, "epoch");

@@ -148,6 +148,11 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     );
   if (reusedUpTo !== undefined)
     lines.push(`reused   ${reusedUpTo - 1} entries of its parent; the rest ran live`);
+  // A capture policy redacted what the script saw (docs/capture-policy.md): say where it starts.
+  if (run.replayable === "not-strict" && run.firstRedacted !== undefined)
+    lines.push(
+      `replay   not strictly replayable from seq ${run.firstRedacted.seq} (redacted: ${run.firstRedacted.rules.join(", ")}); fork before it with --at ${run.firstRedacted.seq}`,
+    );
   if (run.result !== undefined) lines.push(`result   ${JSON.stringify(run.result)}`);
   if (run.error !== undefined) lines.push(`error    ${run.error.code ?? ""} ${run.error.message}`);
   process.stdout.write(`${lines.join("\n")}\n\n${journalTable(entries, reusedUpTo)}\n`);

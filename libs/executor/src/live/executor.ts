@@ -5,6 +5,7 @@ import {
   type LimitName,
   type CallEntry,
   type ErrorData,
+  type Json,
   type JournalEntry,
   type RunStartedEntry,
 } from "@rewind/core";
@@ -34,6 +35,8 @@ import { HotRun, outcomeEvent } from "./hot-run.js";
 import { HotRuns } from "./hot-runs.js";
 import { NamespaceLimitsCache, RunUsage } from "./run-limits.js";
 import { armUntil } from "./long-timer.js";
+import { CapturePolicyCache } from "../capture/capture-policy-cache.js";
+import { firstRedacted, notReplayable } from "../capture/not-replayable.js";
 
 class Crashed extends Error {}
 
@@ -70,6 +73,7 @@ export class Executor {
   private readonly owedCalls = new Map<string, Set<number>>();
   private readonly committer: GroupCommitter;
   private readonly limits: NamespaceLimitsCache;
+  private readonly capture: CapturePolicyCache;
   private readonly leaseTtlMs: number;
   private readonly now: () => number;
   private renewal: NodeJS.Timeout | undefined;
@@ -88,6 +92,7 @@ export class Executor {
       ...limitDefaults(),
       ...options.limits,
     });
+    this.capture = new CapturePolicyCache(options.store);
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
     this.maxValueBytes = options.maxValueBytes ?? options.sandbox.options.maxValueBytes;
     this.epochs = options.epochs ?? epochSupport({ maxValueBytes: this.maxValueBytes }).epochs;
@@ -306,6 +311,19 @@ export class Executor {
     if (started?.kind !== "run.started")
       throw new RewindError("SANDBOX_ERROR", `Run ${runId} has no run.started entry`);
     const script = await this.script(record.namespace, record.scriptHash);
+    // A capture policy redacted an entry the script saw in the clear: a replay would hand it a
+    // marker instead, and go on with other data. Held for an operator, never replayed.
+    const redacted = firstRedacted(journal);
+    if (redacted !== undefined)
+      return this.quarantine(
+        lease,
+        record.epoch,
+        script,
+        journal,
+        notReplayable(runId, redacted.seq, redacted.rules),
+        "not-replayable",
+        { seq: redacted.seq, rules: redacted.rules },
+      );
     let replayed: {
       instance: ScriptHandle;
       resumed: Awaited<ReturnType<typeof RunEngine.resume>>;
@@ -493,11 +511,15 @@ export class Executor {
     const over = run.usage.exceeded(entries, run.limits, run.namespace);
     if (over !== undefined) return this.failOverLimit(run, over.name, over.error);
     this.fault("produced", run);
+    // The capture policy's seam: what is committed has its secrets replaced by markers (and is
+    // marked redacted); the live script and the tools it calls keep the real values.
+    const redactor = await this.capture.of(run.namespace, run.toolset);
+    const stored = redactor === undefined ? entries : redactor.entries(entries);
     const status = more ? (run.storedStatus ?? run.status) : run.status;
     const append: RunAppend = {
       lease: run.lease,
       afterSeq: run.committedSeq,
-      entries,
+      entries: stored,
       status,
       runRowUnchanged: status === run.storedStatus,
       // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
@@ -531,15 +553,22 @@ export class Executor {
     hop(run.finished ? "worker.ended" : "worker.commit", run.runId, undefined, run.committedSeq);
     this.options.onCommitted?.(run.runId, append.status);
     this.fault("committed", run);
-    if (effects) await this.act(run, entries);
+    if (effects) await this.act(run, entries, stored);
     this.fault("acted", run);
     return true;
   }
 
-  /** Effects of committed entries: only now do calls run, timers arm and output show. */
-  private async act(run: HotRun, entries: readonly JournalEntry[]): Promise<void> {
+  /**
+   * Effects of committed entries: only now do calls run, timers arm and output show. Calls get
+   * the real arguments; output is published as it was committed (`stored`: redacted).
+   */
+  private async act(
+    run: HotRun,
+    entries: readonly JournalEntry[],
+    stored: readonly JournalEntry[],
+  ): Promise<void> {
     let verdict: ErrorData | undefined;
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
       switch (entry.kind) {
         case "call": {
           const toolset = this.options.toolsets.get(run.toolset);
@@ -560,7 +589,7 @@ export class Executor {
           break;
         }
         case "output":
-          this.options.onOutput?.(run.runId, entry);
+          this.options.onOutput?.(run.runId, stored[index] as typeof entry);
           break;
         default:
           break;
@@ -690,10 +719,12 @@ export class Executor {
     journal: readonly JournalEntry[],
     error: RewindError,
     reason: QuarantineReason,
+    details?: Record<string, Json>,
   ): Promise<undefined> {
     const entry = await quarantineEntry({
       error,
       reason,
+      ...(details === undefined ? {} : { details }),
       journal,
       runEpoch,
       worker: {

@@ -19,9 +19,11 @@ import { checkReplay } from "../replay-check.js";
  * Why a worker quarantines a run instead of running it: its replay left its journal
  * (`divergence`), or its journal cannot be replayed at all (`invalid-journal`: an outcome for a
  * call that was never made, entries after the run's end). Either way a fault of the platform or
- * of the stored journal, never of the run: it is held, not failed.
+ * of the stored journal, never of the run: it is held, not failed. `not-replayable`: a capture
+ * policy redacted an entry the script saw in the clear (docs/capture-policy.md), and the run lost
+ * its live sandbox: replaying it would feed the script markers.
  */
-export type QuarantineReason = "divergence" | "invalid-journal";
+export type QuarantineReason = "divergence" | "invalid-journal" | "not-replayable";
 
 export function quarantineReason(error: unknown): QuarantineReason | undefined {
   if (error instanceof DivergenceError) return "divergence";
@@ -55,6 +57,8 @@ export function buildVersion(): string {
 export async function quarantineEntry(args: {
   error: DivergenceError | RewindError;
   reason: QuarantineReason;
+  /** Fields of the report beside the message (a not-replayable run's seq and rules). */
+  details?: Record<string, Json>;
   journal: readonly JournalEntry[];
   runEpoch: number;
   worker: WorkerIdentity;
@@ -86,6 +90,7 @@ export async function quarantineEntry(args: {
     reason: args.reason,
     message,
     ...divergence,
+    ...(args.details ?? {}),
     runEpoch: args.runEpoch,
     workerEpochs: [...args.worker.epochs],
     worker: {

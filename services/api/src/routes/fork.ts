@@ -1,4 +1,4 @@
-import { newRunId, type RunStartedEntry } from "@rewind/core";
+import { RewindError, newRunId, type JournalEntry, type RunStartedEntry } from "@rewind/core";
 import type { z } from "zod";
 import { ring } from "../doorbell.js";
 import { defineRoute } from "../route.js";
@@ -7,6 +7,30 @@ import { findRun } from "../run-view.js";
 import { notFound } from "../errors.js";
 import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "@rewind/contract";
 import { storeScript } from "./runs.js";
+import { firstRedacted } from "@rewind/executor";
+
+/**
+ * A fork reuses its parent's entries as recorded: past an entry a capture policy redacted, it
+ * would hand its script the marker where the parent's saw the value (docs/capture-policy.md).
+ * Refused then (409), naming the seq; a fork whose reuse ends before it (a difference, or `at`)
+ * runs live from there, with real values.
+ */
+function refuseRedactedReuse(
+  parentId: string,
+  journal: readonly JournalEntry[],
+  reused: number,
+): void {
+  const redacted = firstRedacted(journal);
+  // Reused entries are seq 2 … reused + 1 (run.started is the fork's own).
+  if (redacted === undefined || reused + 1 < redacted.seq) return;
+  throw new RewindError(
+    "CONFLICT",
+    `The fork would reuse entry ${redacted.seq} of run ${parentId}, which the capture policy ` +
+      `redacted (${redacted.rules.join(", ")}): its script would get the marker instead of the ` +
+      `value. Fork before it (at: ${redacted.seq}, rewind fork --at ${redacted.seq}) so that it runs live from there`,
+    { runId: parentId, seq: redacted.seq, field: "body.at" },
+  );
+}
 
 /**
  * A fork: a new run of a corrected script with its parent's seed, input and toolset. The worker
@@ -29,7 +53,7 @@ export const forkRun = defineRoute({
       headers: { Location: "The fork's URL" },
     },
   },
-  errors: [401, 404, 413, 422, 429, 503],
+  errors: [401, 404, 409, 413, 422, 429, 503],
   async handle({ params, body, namespace, reply }, ctx) {
     const parent = await findRun(ctx.store, namespace, params.id);
     const parentJournal = await ctx.store.readJournal(parent.id);
@@ -55,6 +79,7 @@ export const forkRun = defineRoute({
     const unsafe = toolset?.tools.filter((t) => t.unsafeToRepeat).map((t) => t.name);
     // The preview replays the script against the parent exactly as the fork's worker will.
     const preview = await ctx.replays.previewFork(script, started, parentJournal, body.at, unsafe);
+    refuseRedactedReuse(parent.id, parentJournal, preview.reused);
     if (body.dryRun === true) {
       void reply.code(200);
       return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;

@@ -113,9 +113,29 @@ export const releaseRun = defineRoute({
           .map((e) => e.epoch)
           .join(", ")}): see GET /v1/epochs`,
       );
+    await refuseNotReplayable(ctx, input.namespace, input.params.id);
     return act(ctx, input, "release", epoch === undefined ? {} : { epoch });
   },
 });
+
+/**
+ * A run held because a capture policy redacted what its replay needs (docs/capture-policy.md)
+ * would only be held again on release: say so, and what works instead.
+ */
+async function refuseNotReplayable(ctx: ApiContext, namespace: string, id: string): Promise<void> {
+  const run = await findRun(ctx.store, namespace, id);
+  if (run.status !== "quarantined") return;
+  const redacted = await ctx.store.firstRedacted(run.id);
+  if (redacted === undefined) return;
+  throw new RewindError(
+    "CONFLICT",
+    `Run ${run.id} is not strictly replayable: its entry ${redacted.seq} was redacted by the ` +
+      `capture policy (${redacted.rules.join(", ")}), so a release would replay it on markers and ` +
+      `hold it again. Give up on it (POST /v1/quarantine/${run.id}/give-up), or fork it before ` +
+      `that entry (at: ${redacted.seq})`,
+    { runId: run.id, seq: redacted.seq },
+  );
+}
 
 export const giveUpRun = defineRoute({
   method: "POST",

@@ -19,7 +19,8 @@ import { invalidInput } from "../errors.js";
 import { checkScript, checkValue } from "../submission.js";
 import { defineRoute } from "../route.js";
 import { checkStartLimits } from "../limits.js";
-import { findRun, toRunView } from "../run-view.js";
+import { findRun, replayability, toRunView } from "../run-view.js";
+import { redactAtTheDoor } from "../capture.js";
 import {
   CreateRunBody,
   CreatedRun,
@@ -63,7 +64,10 @@ export const createRun = defineRoute({
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
     await checkStartLimits(ctx, namespace);
     const scriptHash = await storeScript(body.script, namespace, ctx);
-    const input = canonicalInput(body.input);
+    // Redacted at the door: the script gets the marker too, so the run stays replayable.
+    const input = canonicalInput(
+      await redactAtTheDoor(ctx.store, namespace, body.toolset, canonicalInput(body.input)),
+    );
     const runId = newRunId();
     const started: RunStartedEntry = {
       seq: 1,
@@ -169,7 +173,8 @@ export const getRun = defineRoute({
   responses: { 200: { description: "The run", schema: RunView } },
   errors: [401, 404, 422, 503],
   async handle({ params, namespace }, ctx) {
-    return toRunView(await findRun(ctx.store, namespace, params.id));
+    const run = await findRun(ctx.store, namespace, params.id);
+    return { ...toRunView(run), ...replayability(await ctx.store.firstRedacted(run.id)) };
   },
 });
 

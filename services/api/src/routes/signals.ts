@@ -2,6 +2,7 @@ import { RewindError, type Json } from "@rewind/core";
 import { ENDED_STATUSES, type RunRecord } from "@rewind/store";
 import type { z } from "zod";
 import { ring, routeOf } from "../doorbell.js";
+import { redactAtTheDoor } from "../capture.js";
 import { defineRoute } from "../route.js";
 import { findRun } from "../run-view.js";
 import { CancelBody, InboxAccepted, RunIdParams, SignalBody, SignalParams } from "@rewind/contract";
@@ -29,7 +30,13 @@ export const sendSignal = defineRoute({
     checkValue(body, "body", ctx.maxValueBytes);
     const run = await findRun(ctx.store, namespace, params.id);
     refuseEnded(run, "signals go only to open runs (queued, running, waiting or quarantined)");
-    const payload = (body ?? null) as Json;
+    // Redacted at the door: the inbox holds no secret, and the script gets the marker too.
+    const payload = await redactAtTheDoor(
+      ctx.store,
+      namespace,
+      run.toolset,
+      (body ?? null) as Json,
+    );
     const id = await ctx.store.addInbox(run.id, { kind: "signal", name: params.name, payload });
     await ring(ctx, routeOf(run));
     void reply.code(202);

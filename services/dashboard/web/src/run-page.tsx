@@ -180,6 +180,15 @@ function RunHeader(props: {
             </dd>
           </>
         )}
+        {run.replayable === "not-strict" && run.firstRedacted !== undefined && (
+          <>
+            <dt>replay</dt>
+            <dd class="not-strict" data-replayable="not-strict">
+              not strictly replayable: entry #{run.firstRedacted.seq} was redacted by the capture
+              policy ({run.firstRedacted.rules.join(", ")}); it cannot be replayed or forked past it
+            </dd>
+          </>
+        )}
         {run.parent !== undefined && (
           <>
             <dt>forked from</dt>
