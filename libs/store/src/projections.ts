@@ -174,6 +174,8 @@ export async function readProjectedRun(
 /** What a batch read returns for one run: its journal rows from the seq asked, undecoded. */
 export interface ProjectedRows {
   run: ProjectedRun;
+  /** The run's namespace: a sealed value opens only as its namespace's. */
+  namespace: string;
   rows: (EntryRow & { committed_at_us: string })[];
 }
 
@@ -188,8 +190,8 @@ export async function readProjectedRuns(
 ): Promise<Map<string, ProjectedRows>> {
   const ids = wanted.map((w) => w.runId);
   const froms = wanted.map((w) => w.fromSeq);
-  const runs = await sql.query<{ id: string; traceparent: string | null }>(
-    "SELECT id, traceparent FROM rw_runs WHERE id = ANY($1::text[])",
+  const runs = await sql.query<{ id: string; namespace: string; traceparent: string | null }>(
+    "SELECT id, namespace, traceparent FROM rw_runs WHERE id = ANY($1::text[])",
     [ids],
   );
   const rows = await sql.query<EntryRow & { run_id: string; committed_at_us: string }>(
@@ -210,6 +212,7 @@ export async function readProjectedRuns(
   for (const run of runs)
     found.set(run.id, {
       run: { runId: run.id, traceparent: run.traceparent, committedUs: new Map(), activations: [] },
+      namespace: run.namespace,
       rows: [],
     });
   for (const row of rows) {

@@ -604,21 +604,27 @@ export class SqlStore implements Store {
     wanted: readonly { runId: string; fromSeq: number }[],
   ): Promise<Map<string, { run: ProjectedRun; journal: JournalEntry[] }>> {
     const found = await projections.readProjectedRuns(this.sql, wanted);
-    const refs = new Set<string>();
-    for (const { rows } of found.values())
+    // Values are loaded a namespace at a time: a sealed one opens only as its namespace's.
+    const refs = new Map<string, Set<string>>();
+    for (const { namespace, rows } of found.values())
       for (const row of rows) {
         const ref = refOf(row);
-        if (ref !== undefined) refs.add(ref);
+        if (ref !== undefined)
+          (refs.get(namespace) ?? refs.set(namespace, new Set()).get(namespace)!).add(ref);
       }
-    const values = await this.values.load([...refs]);
+    const values = new Map<string, Map<string, Json>>();
+    for (const [namespace, wantedRefs] of refs)
+      values.set(namespace, await this.values.load([...wantedRefs], namespace));
     const out = new Map<string, { run: ProjectedRun; journal: JournalEntry[] }>();
-    for (const [runId, { run, rows }] of found)
+    for (const [runId, { run, namespace, rows }] of found) {
+      const own = values.get(namespace);
       out.set(runId, {
         run,
         journal: rows.map((row) =>
-          decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec),
+          decodeEntry(row, (ref) => own?.get(ref) as Json, this.values.codec, namespace),
         ),
       });
+    }
     return out;
   }
 
