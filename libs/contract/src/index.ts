@@ -10,3 +10,4 @@ export * from "./tokens.js";
 export * from "./limits.js";
 export * from "./codec.js";
 export * from "./webhooks.js";
+export * from "./explore.js";

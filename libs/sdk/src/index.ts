@@ -56,6 +56,7 @@ export type {
   RunList,
   RunResult,
   RunScript,
+  ExploreFile,
   RunView,
   ScriptSource,
   SetLimits,

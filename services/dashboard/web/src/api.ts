@@ -20,6 +20,7 @@ export type {
   EntryLabel,
   EpochView,
   ErrorData,
+  ExploreFile,
   ForkPreview,
   JournalEntry,
   Json,

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import type { Api, JournalEntry, RunScript, RunView } from "./api.js";
+import { Api, type JournalEntry, type RunScript, type RunView } from "./api.js";
+import type { RunSource } from "./data-source.js";
 import { duration, localTime } from "./format.js";
 import { sourceOf } from "./highlight.js";
 import { EntryDetail, JournalTimeline } from "./journal-view.js";
@@ -11,6 +12,8 @@ import { usePoll } from "./use-poll.js";
 import { ValueView } from "./value-view.js";
 
 const ENDED = new Set(["completed", "failed", "cancelled"]);
+/** A line run 10,000 times (a loop) lists this many of its entries beside the script. */
+const LINE_ENTRIES_SHOWN = 50;
 
 /** Everything about one run: header, its script with the journal pinned to lines, the timeline, actions. */
 export function RunPage({
@@ -18,7 +21,8 @@ export function RunPage({
   id,
   refused,
 }: {
-  api: Api;
+  /** The live API, or an explore file's data (which answers no action). */
+  api: RunSource;
   id: string;
   refused: (m: string) => void;
 }) {
@@ -63,7 +67,14 @@ export function RunPage({
         forks={forks.data?.runs ?? []}
       />
       {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
-      <RunActions api={api} run={view} changed={run.refresh} />
+      {api instanceof Api ? (
+        <RunActions api={api} run={view} changed={run.refresh} />
+      ) : (
+        <p class="offline-note muted" id="offline-note">
+          An offline copy (<code>rewind explore</code>): signals, cancel, fork and replay checks
+          need the server: open this run in its dashboard to act on it.
+        </p>
+      )}
       <div class="run-body">
         {source !== undefined ? (
           <SourceView
@@ -91,9 +102,14 @@ export function RunPage({
               <h3>
                 Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
               </h3>
-              {lineEntries.map((entry) => (
+              {lineEntries.slice(0, LINE_ENTRIES_SHOWN).map((entry) => (
                 <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
               ))}
+              {lineEntries.length > LINE_ENTRIES_SHOWN && (
+                <p class="muted">
+                  The first {LINE_ENTRIES_SHOWN} are shown: pick the others in the journal.
+                </p>
+              )}
             </>
           ) : (
             <p class="muted">Pick a mark beside a line, or an entry of the journal.</p>
@@ -186,12 +202,12 @@ function RunHeader(props: {
       <div class="io">
         <div>
           <h3>Input</h3>
-          <ValueView value={started?.input} label="the input" />
+          <ValueView value={started?.input} label="the input" where={`${started?.seq ?? 1}.input`} />
         </div>
         {run.result !== undefined && (
           <div>
             <h3>Result</h3>
-            <ValueView value={run.result} label="the result" />
+            <ValueView value={run.result} label="the result" where="run.result" />
           </div>
         )}
         {run.error !== undefined && (
@@ -210,7 +226,7 @@ function RunHeader(props: {
 }
 
 /** The run's journal, read whole once, then followed (entries after the last seen) until it ends. */
-function useJournal(api: Api, id: string, refused: (m: string) => void) {
+function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
   const seen = useRef<JournalEntry[]>([]);
   const [entries, setEntries] = useState<JournalEntry[]>([]);
   useEffect(() => {
