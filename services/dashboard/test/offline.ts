@@ -23,12 +23,23 @@ export async function rewindExplore(
   return stdout;
 }
 
-export type OfflinePage = WatchedPage & { requests: string[] };
+export type OfflinePage = WatchedPage & {
+  /** Requests that reached the network layer (other than the file's own): each refused here. */
+  requests: string[];
+  /** Requests the page began that its policy stopped before they were sent (failed: `csp`). */
+  blockedByPolicy: string[];
+};
 
-/** The file opened in a new page; `requests` lists every request but the file's own, refused. */
+/**
+ * The file opened in a new page. A request the page's policy lets through reaches the routing
+ * below and is refused and listed in `requests`; one the policy stops is still announced by the
+ * browser, then fails as blocked by it (`csp`): `blockedByPolicy`. Any other request event (one neither
+ * routed nor blocked) is listed in `requests` too.
+ */
 export async function openOffline(browser: Browser, file: string, width = 1280) {
   const page = (await watchedPage(browser, width)) as OfflinePage;
   page.requests = [];
+  page.blockedByPolicy = [];
   const own = pathToFileURL(file).href;
   await page.route("**/*", async (route) => {
     const url = route.request().url();
@@ -36,9 +47,21 @@ export async function openOffline(browser: Browser, file: string, width = 1280) 
     page.requests.push(url);
     return route.abort("blockedbyclient");
   });
-  // Whatever the routing misses (a service worker, a prefetch) the page still reports here.
+  const announced = new Set<string>();
   page.on("request", (request) => {
-    if (request.url() !== own && !page.requests.includes(request.url()))
+    if (request.url() !== own) announced.add(request.url());
+  });
+  page.on("requestfailed", (request) => {
+    const url = request.url();
+    // Chromium names the reason `csp` (net::ERR_BLOCKED_BY_CSP in other builds).
+    if (/^csp$|BLOCKED_BY_CSP/.test(request.failure()?.errorText ?? "")) {
+      announced.delete(url);
+      page.blockedByPolicy.push(url);
+    }
+  });
+  // What was announced and neither routed nor blocked (a prefetch the routing missed) counts too.
+  page.on("requestfinished", (request) => {
+    if (announced.delete(request.url()) && !page.requests.includes(request.url()))
       page.requests.push(request.url());
   });
   await page.goto(own);
