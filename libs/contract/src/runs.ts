@@ -221,6 +221,9 @@ export const ListRunsQuery = z.strictObject({
   }),
 });
 
+/** The most entries one page of a journal read holds (`limit`). */
+export const MAX_JOURNAL_PAGE = 10_000;
+
 export const JournalQuery = z.strictObject({
   after: z.coerce
     .number({ error: "must be a journal seq (a whole number ≥ 0)" })
@@ -231,6 +234,18 @@ export const JournalQuery = z.strictObject({
   format: z.enum(["json", "jsonl"]).default("json").meta({
     description: "json: { entries }; jsonl: the journal file (JSON Lines, one entry a line)",
   }),
+  limit: z.coerce
+    .number({ error: `must be a number of entries (a whole number from 1 to ${MAX_JOURNAL_PAGE})` })
+    .int({ error: `must be a number of entries (a whole number from 1 to ${MAX_JOURNAL_PAGE})` })
+    .min(1, { error: `must be a number of entries (a whole number from 1 to ${MAX_JOURNAL_PAGE})` })
+    .max(MAX_JOURNAL_PAGE, {
+      error: `must be at most ${MAX_JOURNAL_PAGE}: read the rest with after=<the last seq read>`,
+    })
+    .optional()
+    .meta({
+      description:
+        "At most this many entries (default: all of them): a page; ask again with after=<its last seq> while a page comes back full. Not for the event stream",
+    }),
   wait: wait.optional(),
 });
 

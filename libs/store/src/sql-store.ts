@@ -331,10 +331,12 @@ export class SqlStore implements Store {
     return runList.countRuns(this.sql, query);
   }
 
-  async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
+  async readJournal(runId: string, fromSeq = 1, limit?: number): Promise<JournalEntry[]> {
     const rows = await this.sql.query<EntryRow>(
-      "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq",
-      [runId, fromSeq],
+      limit === undefined
+        ? "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq"
+        : "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3",
+      limit === undefined ? [runId, fromSeq] : [runId, fromSeq, limit],
     );
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
     const values = await this.values.load(refs);

@@ -244,7 +244,8 @@ export interface Store {
   listRuns(filter: ListRunsFilter): Promise<RunRecord[]>;
   /** How many runs the query finds, by status (its own `status` ignored): the list's counts. */
   countRuns(query: RunsQuery): Promise<Partial<Record<RunStatus, number>>>;
-  readJournal(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
+  /** The entries from `fromSeq` on, in seq order: at most `limit` of them when given (a page). */
+  readJournal(runId: string, fromSeq?: number, limit?: number): Promise<JournalEntry[]>;
 
   /**
    * Takes the run's lease if it is free, expired, or already this owner's (a new token each time).

@@ -108,6 +108,7 @@ describe("GET /v1/openapi.json", () => {
       "path:id",
       "query:after",
       "query:format",
+      "query:limit",
       "query:wait",
     ]);
     expect(Object.keys(journal.responses["200"].content)).toEqual([

@@ -180,6 +180,31 @@ describe("GET /v1/runs/:id/journal", () => {
     expect(parsed).toEqual(whole.json().entries);
   });
 
+  it("reads the journal in pages with limit, and says how to ask for a page it refuses", async () => {
+    const id = await startRun(h);
+    await completeRun(h.store, id);
+    const seqs = async (q: string) =>
+      (
+        await h.app.inject({ url: `/v1/runs/${id}/journal?${q}`, headers: h.auth })
+      ).json().entries.map((e: { seq: number }) => e.seq);
+    expect(await seqs("limit=2")).toEqual([1, 2]);
+    expect(await seqs("after=2&limit=2")).toEqual([3]);
+    expect(await seqs("after=3&limit=2")).toEqual([]);
+    for (const [limit, says] of [
+      ["0", "query.limit: must be a number of entries (a whole number from 1 to 10000)"],
+      ["x", "query.limit: must be a number of entries (a whole number from 1 to 10000)"],
+      ["10001", "query.limit: must be at most 10000: read the rest with after=<the last seq read>"],
+    ]) {
+      const refused = await h.app.inject({
+        url: `/v1/runs/${id}/journal?limit=${limit}`,
+        headers: h.auth,
+      });
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json().error.code).toBe("INVALID_INPUT");
+      expect(refused.json().error.message).toContain(says);
+    }
+  });
+
   it("follows a run: with wait, answers as soon as entries after `after` are committed", async () => {
     const id = await startRun(h);
     const began = Date.now();

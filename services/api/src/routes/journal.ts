@@ -60,7 +60,7 @@ export const readJournal = defineRoute({
       signal,
       (r) => r.lastSeq > query.after || ENDED_STATUSES.has(r.status),
     );
-    const entries = await ctx.store.readJournal(run.id, query.after + 1);
+    const entries = await ctx.store.readJournal(run.id, query.after + 1, query.limit);
     if (query.format === "jsonl") {
       void reply.type("application/x-ndjson; charset=utf-8");
       return toJournalFile(entries);

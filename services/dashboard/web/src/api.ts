@@ -86,8 +86,14 @@ export class Api {
     return this.request("GET", `/v1/runs/${id(runId)}`);
   }
 
-  journal(runId: string, after = 0): Promise<{ entries: JournalEntry[]; status: RunStatus }> {
-    return this.request("GET", `/v1/runs/${id(runId)}/journal?after=${after}`);
+  /** The entries after `after`: at most `limit` (a page) when given. */
+  journal(
+    runId: string,
+    after = 0,
+    limit?: number,
+  ): Promise<{ entries: JournalEntry[]; status: RunStatus }> {
+    const page = limit === undefined ? "" : `&limit=${limit}`;
+    return this.request("GET", `/v1/runs/${id(runId)}/journal?after=${after}${page}`);
   }
 
   script(runId: string): Promise<RunScript> {

@@ -9,7 +9,11 @@ import type { ExploreFile, JournalEntry, RunList, RunScript, RunStatus, RunView 
 export interface RunSource {
   run(runId: string): Promise<RunView>;
   runs(query: URLSearchParams): Promise<RunList>;
-  journal(runId: string, after?: number): Promise<{ entries: JournalEntry[]; status: RunStatus }>;
+  journal(
+    runId: string,
+    after?: number,
+    limit?: number,
+  ): Promise<{ entries: JournalEntry[]; status: RunStatus }>;
   script(runId: string): Promise<RunScript>;
 }
 

@@ -108,8 +108,9 @@ const FIRST_WINDOW = 15 + 2 * OVERSCAN;
  * flight. Picking a row shows its line in the script.
  *
  * Only the rows in view are in the document (a run may have 100,000 entries): the list is a
- * scroller of fixed-height rows, padded above and below to the height of those left out, so its
- * scrollbar is the whole journal's.
+ * scroller of fixed-height rows, with a spacer above and below as tall as the rows left out, so
+ * its scrollbar is the whole journal's. (Not padding: a scroller's padding counts in its
+ * client height, and the list would think all its rows in view.)
  */
 export function JournalTimeline(props: TimelineProps) {
   const { entries, pinned, scrub, onScrub, selectedSeq, onPick } = props;
@@ -123,9 +124,17 @@ export function JournalTimeline(props: TimelineProps) {
   const count =
     view.height === 0 ? FIRST_WINDOW : Math.ceil(view.height / ROW_PX) + 2 * OVERSCAN;
   const end = Math.min(entries.length, first + count);
+  // A scroll renders again only when it nears the edge of the rows rendered: most frames of a
+  // scroll move rows already there, and cost the page nothing but the browser's compositing.
+  const shown = useRef({ first: 0, height: 0 });
+  shown.current = { first, height: view.height };
   const measure = () => {
     const box = list.current;
-    if (box !== null) setView({ top: box.scrollTop, height: box.clientHeight });
+    if (box === null) return;
+    const wanted = Math.max(0, Math.floor(box.scrollTop / ROW_PX) - OVERSCAN);
+    const { first: rendered, height } = shown.current;
+    if (box.clientHeight === height && Math.abs(wanted - rendered) < OVERSCAN / 2) return;
+    setView({ top: box.scrollTop, height: box.clientHeight });
   };
   useEffect(() => {
     measure();
@@ -205,12 +214,10 @@ export function JournalTimeline(props: TimelineProps) {
         tabIndex={-1}
         aria-label="Journal entries"
         onScroll={measure}
-        style={{
-          paddingTop: `${first * ROW_PX}px`,
-          paddingBottom: `${(entries.length - end) * ROW_PX}px`,
-        }}
       >
+        {first > 0 && <Spacer rows={first} />}
         {rows}
+        {end < entries.length && <Spacer rows={entries.length - end} />}
       </ol>
     </section>
   );
@@ -220,4 +227,9 @@ export function JournalTimeline(props: TimelineProps) {
 function indexOfSeq(entries: readonly JournalEntry[], seq: number): number {
   const guess = seq - (entries[0]?.seq ?? 1);
   return entries[guess]?.seq === seq ? guess : entries.findIndex((e) => e.seq === seq);
+}
+
+/** The height of `rows` rows left out of the document; nothing to read or focus. */
+function Spacer({ rows }: { rows: number }) {
+  return <li class="spacer" aria-hidden="true" style={{ height: `${rows * ROW_PX}px` }} />;
 }

@@ -225,7 +225,16 @@ function RunHeader(props: {
   );
 }
 
-/** The run's journal, read whole once, then followed (entries after the last seen) until it ends. */
+/**
+ * Entries per journal request: the first page is on screen while the next are read (a run of
+ * 10,000 entries takes seconds to read whole from the embedded database, 1,000 a fifth of one).
+ */
+const JOURNAL_PAGE = 1_000;
+
+/**
+ * The run's journal, read page by page (each shown as it comes), then followed (entries after
+ * the last seen) until it ends.
+ */
 function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
   const seen = useRef<JournalEntry[]>([]);
   const [entries, setEntries] = useState<JournalEntry[]>([]);
@@ -235,13 +244,15 @@ function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
   }, [id]);
   const polled = usePoll(
     async () => {
-      const after = seen.current[seen.current.length - 1]?.seq ?? 0;
-      const page = await api.journal(id, after);
-      if (page.entries.length > 0) {
-        seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
-        setEntries(seen.current);
+      for (;;) {
+        const after = seen.current[seen.current.length - 1]?.seq ?? 0;
+        const page = await api.journal(id, after, JOURNAL_PAGE);
+        if (page.entries.length > 0) {
+          seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
+          setEntries(seen.current);
+        }
+        if (page.entries.length < JOURNAL_PAGE) return page.status;
       }
-      return page.status;
     },
     [id],
     refused,
