@@ -54,7 +54,10 @@ try {
     location.hash = `#/runs/${id}`;
     return performance.now();
   }, runId);
-  const live = { ...(await timeOpening(page, begun, LARGE_RUN_ENTRIES)), ...(await scrollAndTime(page)) };
+  const live = {
+    ...(await timeOpening(page, begun, LARGE_RUN_ENTRIES)),
+    ...(await scrollAndTime(page)),
+  };
   await page.close();
 
   const file = path.join(dir, "large.html");
@@ -63,15 +66,24 @@ try {
   });
   const offline = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await offline.goto(pathToFileURL(file).href);
-  const explore = { ...(await timeOpening(offline, 0, LARGE_RUN_ENTRIES)), ...(await scrollAndTime(offline)) };
+  const explore = {
+    ...(await timeOpening(offline, 0, LARGE_RUN_ENTRIES)),
+    ...(await scrollAndTime(offline)),
+  };
   await offline.close();
 
   const row = (name: string, f: typeof live) =>
     `${name.padEnd(14)} ${f.interactiveMs.toFixed(0).padStart(6)} ms ${f.wholeJournalMs.toFixed(0).padStart(8)} ms ${f.p50Ms.toFixed(1).padStart(7)} ${f.p95Ms.toFixed(1).padStart(7)} ${f.maxMs.toFixed(1).padStart(7)}   ${f.rowsInDocument}`;
-  console.log(`\n${"page".padEnd(14)} ${"interactive".padStart(9)} ${"whole list".padStart(11)} ${"p50".padStart(7)} ${"p95".padStart(7)} ${"max".padStart(7)}   rows in DOM (frames: ${live.frames})`);
+  console.log(
+    `\n${"page".padEnd(14)} ${"interactive".padStart(9)} ${"whole list".padStart(11)} ${"p50".padStart(7)} ${"p95".padStart(7)} ${"max".padStart(7)}   rows in DOM (frames: ${live.frames})`,
+  );
   console.log(row("dashboard", live));
   console.log(row("explore file", explore));
-  console.log(`targets: interactive < 1000 ms, p95 between frames < 20 ms; load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `targets: interactive < 1000 ms, p95 between frames < 20 ms; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
 } finally {
   await browser.close();
   await platform.close();

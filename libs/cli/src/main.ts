@@ -48,9 +48,9 @@ const program = new Command()
   .addHelpText(
     "after",
     `
-Commands that talk to a server (run, runs, signal, cancel, replay, fork, cassette, quarantine,
-epochs, mcp) use REWIND_URL (default http://localhost:7420) and REWIND_TOKEN (default: the token
-rewind dev saved in .rewind/token).`,
+Commands that talk to a server (run, runs, signal, cancel, replay, fork, cassette, explore,
+quarantine, epochs, mcp) use REWIND_URL (default http://localhost:7420) and REWIND_TOKEN (default:
+the token rewind dev saved in .rewind/token).`,
   )
   .showHelpAfterError();
 

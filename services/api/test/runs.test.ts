@@ -184,9 +184,9 @@ describe("GET /v1/runs/:id/journal", () => {
     const id = await startRun(h);
     await completeRun(h.store, id);
     const seqs = async (q: string) =>
-      (
-        await h.app.inject({ url: `/v1/runs/${id}/journal?${q}`, headers: h.auth })
-      ).json().entries.map((e: { seq: number }) => e.seq);
+      (await h.app.inject({ url: `/v1/runs/${id}/journal?${q}`, headers: h.auth }))
+        .json()
+        .entries.map((e: { seq: number }) => e.seq);
     expect(await seqs("limit=2")).toEqual([1, 2]);
     expect(await seqs("after=2&limit=2")).toEqual([3]);
     expect(await seqs("after=3&limit=2")).toEqual([]);

@@ -52,7 +52,7 @@ export function exploreData(input: ExploreInput, madeAt = new Date()): ExploreFi
     if (field === undefined) return entry;
     const value = (entry as unknown as Record<string, Json>)[field]!;
     const kept = bound(`${entry.seq}.${field}`, value);
-    return kept === value ? entry : ({ ...entry, [field]: kept } as JournalEntry);
+    return kept === value ? entry : { ...entry, [field]: kept };
   });
   const run =
     input.run.result === undefined

@@ -41,7 +41,9 @@ export default async function main(input: { evil: string; huge: string; deep: un
 }
 `;
 /** 400 arrays deep, then a string that would be markup. */
-const DEEP = JSON.parse(`${"[".repeat(400)}"<b onclick=\\"window.pwned=8\\">deep</b>"${"]".repeat(400)}`);
+const DEEP = JSON.parse(
+  `${"[".repeat(400)}"<b onclick=\\"window.pwned=8\\">deep</b>"${"]".repeat(400)}`,
+);
 const HUGE = `${"<i>".repeat(10)}${"x".repeat(1_000_000)}`;
 
 const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 180_000);
@@ -58,7 +60,11 @@ let env: Record<string, string> = {};
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "rewind-explore-"));
   shots = screenshotDir();
-  platform = await startDevPlatform({ port: 0, dataDir: path.join(dir, ".rewind"), toolsets: [shop] });
+  platform = await startDevPlatform({
+    port: 0,
+    dataDir: path.join(dir, ".rewind"),
+    toolsets: [shop],
+  });
   env = { REWIND_URL: platform.url, REWIND_TOKEN: platform.token };
   api = new Rewind({ url: platform.url, token: platform.token });
   const order = await compileScript({ file: ORDER });
@@ -94,7 +100,10 @@ async function pageFacts(page: Page) {
     input: document.querySelector(".run-header .io")?.textContent,
     marks: [...document.querySelectorAll("li.line")]
       .filter((line) => line.querySelector("button.mark") !== null)
-      .map((line) => `${line.getAttribute("data-line")}:${line.querySelector("button.mark")!.textContent}`),
+      .map(
+        (line) =>
+          `${line.getAttribute("data-line")}:${line.querySelector("button.mark")!.textContent}`,
+      ),
     journal: [...document.querySelectorAll("ol.entries li")].map((row) => row.textContent),
     scrub: document.querySelector("#scrub-state")?.textContent,
   }));
@@ -179,7 +188,9 @@ async function provokeAndCheck(page: Page & { problems: string[] }) {
   expect(await page.evaluate(() => (window as { pwned?: unknown }).pwned)).toBeUndefined();
   expect(
     await page
-      .locator("main img, main svg, main script, main iframe, main a[href^='javascript'], [onclick], [onerror], [onmouseover]")
+      .locator(
+        "main img, main svg, main script, main iframe, main a[href^='javascript'], [onclick], [onerror], [onmouseover]",
+      )
       .count(),
   ).toBe(0);
   expect(await page.locator(".run-header pre.error").textContent()).toContain(HOSTILE);
@@ -215,7 +226,9 @@ it("executes nothing of a hostile run, in the dashboard and in its file, whose p
   // The megabyte values were left out of the file (64 KiB bound), and the page says where.
   await page.locator('li.line[data-line="7"] button.mark').click();
   await page.locator("[data-omitted]").first().waitFor();
-  expect(await page.locator("[data-omitted]").first().textContent()).toContain("Left out of this file");
+  expect(await page.locator("[data-omitted]").first().textContent()).toContain(
+    "Left out of this file",
+  );
   expect(html.length).toBeLessThan(600_000);
   expect(page.problems).toEqual([]);
   await page.screenshot({ path: path.join(shots, "explore-hostile.png"), fullPage: true });

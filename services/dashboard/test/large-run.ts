@@ -32,7 +32,11 @@ export interface PageFigures {
  * clock from `begun` (its `performance.now()` when the page was asked for; 0: the navigation's
  * start), so the test's round trips to the browser count against the page, not for it.
  */
-export async function timeOpening(page: Page, begun: number, entries: number): Promise<PageFigures> {
+export async function timeOpening(
+  page: Page,
+  begun: number,
+  entries: number,
+): Promise<PageFigures> {
   await page.locator("ol.entries li button").first().click();
   await page.locator("aside.details article.entry").first().waitFor();
   const interactive = await page.evaluate(() => performance.now());
@@ -59,29 +63,32 @@ export interface ScrollFigures {
  * (requestAnimationFrame's timestamps): a frame that took long to render shows as a long gap.
  */
 export function scrollAndTime(page: Page, frames = 400, step = 150): Promise<ScrollFigures> {
-  return page.evaluate(async ([frames, step]) => {
-    const list = document.querySelector<HTMLElement>("ol.entries")!;
-    list.scrollTop = 0;
-    const gaps: number[] = [];
-    await new Promise<void>((done) => {
-      let last: number | undefined;
-      const tick = (now: number) => {
-        if (last !== undefined) gaps.push(now - last);
-        last = now;
-        list.scrollTop += step;
-        if (gaps.length < frames) requestAnimationFrame(tick);
-        else done();
+  return page.evaluate(
+    async ([frames, step]) => {
+      const list = document.querySelector<HTMLElement>("ol.entries")!;
+      list.scrollTop = 0;
+      const gaps: number[] = [];
+      await new Promise<void>((done) => {
+        let last: number | undefined;
+        const tick = (now: number) => {
+          if (last !== undefined) gaps.push(now - last);
+          last = now;
+          list.scrollTop += step;
+          if (gaps.length < frames) requestAnimationFrame(tick);
+          else done();
+        };
+        requestAnimationFrame(tick);
+      });
+      gaps.sort((a, b) => a - b);
+      const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))]!;
+      return {
+        frames: gaps.length,
+        p50Ms: at(0.5),
+        p95Ms: at(0.95),
+        maxMs: gaps[gaps.length - 1]!,
+        rowsInDocument: list.querySelectorAll("li").length,
       };
-      requestAnimationFrame(tick);
-    });
-    gaps.sort((a, b) => a - b);
-    const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))]!;
-    return {
-      frames: gaps.length,
-      p50Ms: at(0.5),
-      p95Ms: at(0.95),
-      maxMs: gaps[gaps.length - 1]!,
-      rowsInDocument: list.querySelectorAll("li").length,
-    };
-  }, [frames, step] as const);
+    },
+    [frames, step] as const,
+  );
 }

@@ -42,13 +42,19 @@ async function fromRun(runId: string, scriptFile: string | undefined) {
   const api = client();
   const run = await api.runs.get(runId);
   const { entries } = await api.runs.journal(runId);
-  if (scriptFile !== undefined) return { from: runId, run, entries, script: await compiled(scriptFile) };
+  if (scriptFile !== undefined)
+    return { from: runId, run, entries, script: await compiled(scriptFile) };
   try {
     return { from: runId, run, entries, script: await api.runs.script(runId) };
   } catch (error) {
     if (!(error instanceof RewindApiError)) throw error;
     // The page still shows the header and the journal, and says why the script is missing.
-    return { from: runId, run, entries, scriptProblem: `The run's script could not be read: ${error.message}` };
+    return {
+      from: runId,
+      run,
+      entries,
+      scriptProblem: `The run's script could not be read: ${error.message}`,
+    };
   }
 }
 

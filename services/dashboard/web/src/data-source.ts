@@ -17,7 +17,6 @@ export interface RunSource {
   script(runId: string): Promise<RunScript>;
 }
 
-
 /** The explore file's data, if this page is one (read once, at start). */
 export function embeddedData(): ExploreFile | undefined {
   const element = document.getElementById(EMBEDDED_ELEMENT_ID);

@@ -42,8 +42,12 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
           </>
         )}
       </dl>
-      {entry.kind === "call" && <ValueView value={entry.args} label="the arguments" where={`${entry.seq}.args`} />}
-      {entry.kind === "signal" && <ValueView value={entry.payload} label="the payload" where={`${entry.seq}.payload`} />}
+      {entry.kind === "call" && (
+        <ValueView value={entry.args} label="the arguments" where={`${entry.seq}.args`} />
+      )}
+      {entry.kind === "signal" && (
+        <ValueView value={entry.payload} label="the payload" where={`${entry.seq}.payload`} />
+      )}
       {entry.kind === "output" &&
         (textLeftOut === undefined ? (
           <pre tabIndex={0} class="value">
@@ -121,8 +125,7 @@ export function JournalTimeline(props: TimelineProps) {
   const list = useRef<HTMLOListElement>(null);
   const [view, setView] = useState({ top: 0, height: 0 });
   const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
-  const count =
-    view.height === 0 ? FIRST_WINDOW : Math.ceil(view.height / ROW_PX) + 2 * OVERSCAN;
+  const count = view.height === 0 ? FIRST_WINDOW : Math.ceil(view.height / ROW_PX) + 2 * OVERSCAN;
   const end = Math.min(entries.length, first + count);
   // A scroll renders again only when it nears the edge of the rows rendered: most frames of a
   // scroll move rows already there, and cost the page nothing but the browser's compositing.
@@ -208,13 +211,7 @@ export function JournalTimeline(props: TimelineProps) {
                 .join(", ") + (flying.length > 10 ? ` and ${flying.length - 10} more` : "")}
         </output>
       </div>
-      <ol
-        ref={list}
-        class="entries"
-        tabIndex={-1}
-        aria-label="Journal entries"
-        onScroll={measure}
-      >
+      <ol ref={list} class="entries" tabIndex={-1} aria-label="Journal entries" onScroll={measure}>
         {first > 0 && <Spacer rows={first} />}
         {rows}
         {end < entries.length && <Spacer rows={entries.length - end} />}

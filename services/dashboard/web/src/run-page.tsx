@@ -202,7 +202,11 @@ function RunHeader(props: {
       <div class="io">
         <div>
           <h3>Input</h3>
-          <ValueView value={started?.input} label="the input" where={`${started?.seq ?? 1}.input`} />
+          <ValueView
+            value={started?.input}
+            label="the input"
+            where={`${started?.seq ?? 1}.input`}
+          />
         </div>
         {run.result !== undefined && (
           <div>

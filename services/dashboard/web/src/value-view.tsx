@@ -28,9 +28,9 @@ export function ValueView(props: { value: Json | undefined; label: string; where
   if (where !== undefined && omitted !== undefined)
     return (
       <p class="value omitted muted" data-omitted={where}>
-        Left out of this file to keep it small: {label}, {omitted.toLocaleString()} characters
-        of JSON. Read it from the run (<code>rewind runs show --json</code>), or make the file
-        again with a larger <code>--value-limit</code>.
+        Left out of this file to keep it small: {label}, {omitted.toLocaleString()} characters of
+        JSON. Read it from the run (<code>rewind runs show --json</code>), or make the file again
+        with a larger <code>--value-limit</code>.
       </p>
     );
   const text = showValue(value);
