@@ -128,7 +128,7 @@ it("writes a run's page that opens with no network and shows what the dashboard 
     .toBe("#2: line 5; in flight: #2 call charge");
   expect(await axeViolations(page)).toEqual([]);
   await page.screenshot({ path: path.join(shots, "explore-order.png"), fullPage: true });
-  expect(page.requests).toEqual([]);
+  expect(page.sent).toEqual([]);
   expect(page.problems).toEqual([]);
 
   // The dashboard's page of the same run, from the API: the same header, marks and journal.
@@ -168,7 +168,7 @@ it("writes the page of a journal file with the script it ran", async () => {
   expect(await page.locator(".run-header .io").textContent()).toContain('"status": "shipped"');
   expect(shown.journal.some((row) => row?.includes("signal approval"))).toBe(true);
   await page.screenshot({ path: path.join(shots, "explore-journal-file.png"), fullPage: true });
-  expect(page.requests).toEqual([]);
+  expect(page.sent).toEqual([]);
   expect(page.problems).toEqual([]);
   await page.close();
 });
@@ -250,7 +250,7 @@ it("executes nothing of a hostile run, in the dashboard and in its file, whose p
     return { pwned: (window as { pwned?: unknown }).pwned, fetched };
   });
   expect(tried).toEqual({ pwned: undefined, fetched: "TypeError" });
-  expect(page.requests).toEqual([]);
+  expect(page.sent).toEqual([]);
   expect(page.blockedByPolicy).toEqual(["https://example.com/leak.png"]);
   // Each refusal is reported by the browser as a policy violation, and nothing else went wrong.
   expect(page.problems).toHaveLength(4);

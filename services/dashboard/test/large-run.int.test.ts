@@ -99,7 +99,7 @@ it("does the same from its explore file, with no network", async () => {
   );
   expect(own.interactiveMs).toBeLessThan(3_000);
   expect(scrolled.p95Ms).toBeLessThan(50);
-  expect(offline.requests).toEqual([]);
+  expect(offline.sent).toEqual([]);
   expect(offline.problems).toEqual([]);
   await offline.close();
 }, 180_000);

@@ -25,26 +25,26 @@ export async function rewindExplore(
 
 export type OfflinePage = WatchedPage & {
   /** Requests that reached the network layer (other than the file's own): each refused here. */
-  requests: string[];
+  sent: string[];
   /** Requests the page began that its policy stopped before they were sent (failed: `csp`). */
   blockedByPolicy: string[];
 };
 
 /**
  * The file opened in a new page. A request the page's policy lets through reaches the routing
- * below and is refused and listed in `requests`; one the policy stops is still announced by the
+ * below and is refused and listed in `sent`; one the policy stops is still announced by the
  * browser, then fails as blocked by it (`csp`): `blockedByPolicy`. Any other request event (one neither
- * routed nor blocked) is listed in `requests` too.
+ * routed nor blocked) is listed in `sent` too.
  */
 export async function openOffline(browser: Browser, file: string, width = 1280) {
   const page = (await watchedPage(browser, width)) as OfflinePage;
-  page.requests = [];
+  page.sent = [];
   page.blockedByPolicy = [];
   const own = pathToFileURL(file).href;
   await page.route("**/*", async (route) => {
     const url = route.request().url();
     if (url === own) return route.continue();
-    page.requests.push(url);
+    page.sent.push(url);
     return route.abort("blockedbyclient");
   });
   const announced = new Set<string>();
@@ -61,8 +61,8 @@ export async function openOffline(browser: Browser, file: string, width = 1280) 
   });
   // What was announced and neither routed nor blocked (a prefetch the routing missed) counts too.
   page.on("requestfinished", (request) => {
-    if (announced.delete(request.url()) && !page.requests.includes(request.url()))
-      page.requests.push(request.url());
+    if (announced.delete(request.url()) && !page.sent.includes(request.url()))
+      page.sent.push(request.url());
   });
   await page.goto(own);
   return page;
