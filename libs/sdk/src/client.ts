@@ -25,6 +25,7 @@ import type {
   RunResult,
   RepeatedRun,
   RunScript,
+  RunValue,
   RunView,
   ScriptSource,
   StartRun,
@@ -157,6 +158,12 @@ export class Rewind {
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`,
         payload,
+      ),
+    /** One of the run's values by its reference (a journal page's `deferred` names them). */
+    value: (id: string, ref: string) =>
+      this.request<RunValue>(
+        "GET",
+        `/v1/runs/${encodeURIComponent(id)}/values/${encodeURIComponent(ref)}`,
       ),
     /** The compiled script the run executes, with its source map. */
     script: (id: string) =>

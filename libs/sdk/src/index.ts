@@ -57,6 +57,8 @@ export type {
   RunResult,
   RunScript,
   ExploreFile,
+  DeferredValue,
+  RunValue,
   RunView,
   ScriptSource,
   SetLimits,

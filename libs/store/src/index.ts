@@ -15,6 +15,7 @@ export type {
   DueTimer,
   ListRunsFilter,
   RunsQuery,
+  DeferredValue,
 } from "./store.js";
 export { ENDED_STATUSES } from "./store.js";
 export { checkScopes, tokenIdOf, type TokenGrant, type TokenInfo } from "./tokens.js";
@@ -64,3 +65,4 @@ export { PayloadCodec, codecFromKeys, isSealed, CODEC_KEYS_ENV, SEALED_PREFIX } 
 export { CODEC_SETTING_CACHE_MS, type CodecSetting } from "./codec-settings.js";
 export type { SqlClient } from "./sql.js";
 export { databaseUnavailable } from "./unavailable.js";
+export { INLINE_VALUE_LIMIT } from "./encoding.js";

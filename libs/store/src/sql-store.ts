@@ -14,6 +14,7 @@ import {
   encodeEntry,
   encodeValue,
   refOf,
+  valueFieldOf,
   type EntryRow,
   type Seal,
 } from "./encoding.js";
@@ -46,6 +47,7 @@ import { ValueRows } from "./values.js";
 import type {
   AppendOutcome,
   CreateRunOutcome,
+  DeferredValue,
   StartKey,
   DueTimer,
   InboxItem,
@@ -341,6 +343,42 @@ export class SqlStore implements Store {
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
     const values = await this.values.load(refs);
     return rows.map((row) => decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec));
+  }
+
+  async readJournalDeferred(
+    runId: string,
+    fromSeq: number,
+    limit: number | undefined,
+    above: number,
+  ): Promise<{ entries: JournalEntry[]; deferred: Record<string, DeferredValue> }> {
+    const rows = await this.sql.query<EntryRow>(
+      limit === undefined
+        ? "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq"
+        : "SELECT seq, kind, at, callsite, body FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3",
+      limit === undefined ? [runId, fromSeq] : [runId, fromSeq, limit],
+    );
+    const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
+    const sizes = await this.values.sizes(refs);
+    const large = new Set(refs.filter((ref) => (sizes.get(ref) ?? 0) > above));
+    const values = await this.values.load(refs.filter((ref) => !large.has(ref)));
+    const deferred: Record<string, DeferredValue> = {};
+    const entries = rows.map((row) => {
+      const ref = refOf(row);
+      if (ref === undefined || !large.has(ref))
+        return decodeEntry(row, (r) => values.get(r) as Json, this.values.codec);
+      deferred[`${row.seq}.${valueFieldOf(row.kind)!}`] = { ref, size: sizes.get(ref)! };
+      return decodeEntry(row, () => null, this.values.codec);
+    });
+    return { entries, deferred };
+  }
+
+  async readRunValue(runId: string, ref: string): Promise<Json | undefined> {
+    const used = await this.sql.query(
+      "SELECT 1 FROM rw_run_values WHERE run_id = $1 AND ref = $2",
+      [runId, ref],
+    );
+    if (used.length === 0) return undefined;
+    return (await this.values.load([ref])).get(ref);
   }
 
   // ---- leases (the queries are in leases.ts)

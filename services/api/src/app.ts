@@ -25,6 +25,7 @@ import { createLogger } from "@rewind/telemetry";
 import { listEpochs, migrateEpoch, showEpochCheck } from "./routes/epochs.js";
 import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/quarantine.js";
 import { getRunScript } from "./routes/script.js";
+import { getRunValue } from "./routes/values.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
@@ -101,6 +102,7 @@ const ROUTES: readonly Route[] = [
   sendSignal,
   cancelRun,
   getRunScript,
+  getRunValue,
   forkRun,
   listQuarantine,
   showQuarantine,

@@ -233,6 +233,49 @@ describe("GET /v1/runs/:id/journal", () => {
   });
 });
 
+describe("GET /v1/runs/:id/values/:ref", () => {
+  it("defers a run's blob-store values from its journal page, and reads each to its own namespace only", async () => {
+    const huge = "v".repeat(100_000);
+    const id = await startRun(h, { input: { huge } });
+    await completeRun(h.store, id);
+    const page = await h.app.inject({
+      url: `/v1/runs/${id}/journal?values=deferred`,
+      headers: h.auth,
+    });
+    expect(page.statusCode).toBe(200);
+    const { entries, deferred } = page.json();
+    expect(entries[0].input).toBeNull();
+    expect(Object.keys(deferred)).toEqual(["1.input"]);
+    const { ref, size } = deferred["1.input"];
+    expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(size).toBeGreaterThan(100_000);
+    // The journal file and the plain page keep every value inline.
+    const inline = await h.app.inject({ url: `/v1/runs/${id}/journal`, headers: h.auth });
+    expect(inline.json().entries[0].input).toEqual({ huge });
+    expect(inline.json().deferred).toBeUndefined();
+
+    const value = await h.app.inject({ url: `/v1/runs/${id}/values/${ref}`, headers: h.auth });
+    expect(value.statusCode).toBe(200);
+    expect(value.json()).toEqual({ ref, value: { huge } });
+    const theirs = await h.app.inject({
+      url: `/v1/runs/${id}/values/${ref}`,
+      headers: h.otherAuth,
+    });
+    expect(theirs.statusCode).toBe(404);
+    // A value another run holds is not this run's to give.
+    const other = await startRun(h);
+    const elsewhere = await h.app.inject({
+      url: `/v1/runs/${other}/values/${ref}`,
+      headers: h.auth,
+    });
+    expect(elsewhere.statusCode).toBe(404);
+    expect(elsewhere.json().error.message).toContain(`holds no value ${ref}`);
+    const bad = await h.app.inject({ url: `/v1/runs/${id}/values/nope`, headers: h.auth });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.message).toContain("must be a value's reference, sha256:");
+  });
+});
+
 describe("GET /v1/runs/:id/script", () => {
   it("gives a run's compiled script to its own namespace only", async () => {
     const id = await startRun(h);
