@@ -206,6 +206,27 @@ it("executes nothing of a hostile run, in the dashboard and in its file, whose p
   expect(policy).not.toContain("unsafe-eval");
   await live.evaluate((id) => (location.hash = `#/runs/${id}`), hostileRun);
   await live.locator('li.line[data-line="5"] button.mark').waitFor();
+  // The megabyte input is in the blob store: listed by its size, read only when asked for.
+  const input = live.locator('.run-header [data-deferred="1.input"]');
+  expect(await input.textContent()).toMatch(/The input: 1,0\d\d,\d{3} bytes, kept in the blob store/);
+  await input.getByRole("button", { name: "Load the input" }).click();
+  // Read: a value of a megabyte, shown cut until asked for whole.
+  await live.getByRole("button", { name: /^Show all of the input/ }).click();
+  await expect
+    .poll(() => live.locator(".run-header .io").textContent())
+    .toContain("<i><i><i>");
+  expect(await live.locator('ol.entries li[data-seq="4"] .brief').textContent()).toMatch(
+    /^\(1,0\d\d,\d{3} bytes, read when opened\)$/,
+  );
+  await live.locator('li.line[data-line="6"] button.mark').click();
+  // The call's arguments, and its result (under the call and as entry #5), each a megabyte:
+  // each read when its button is pressed.
+  const loads = live.getByRole("button", { name: /^Load the/ });
+  expect(await loads.count()).toBe(3);
+  for (let left = 3; left > 0; left--) {
+    await loads.first().click();
+    await expect.poll(() => loads.count()).toBe(left - 1);
+  }
   await provokeAndCheck(live);
   expect(await live.locator("body").textContent()).toContain(HOSTILE);
   expect(live.problems).toEqual([]);

@@ -4,9 +4,11 @@
  * source for the API's types, never a copy here.
  */
 import type {
+  DeferredValue,
   EpochView,
   ForkPreview,
   JournalEntry,
+  Json,
   QuarantineActionResult,
   QuarantineDetail,
   QuarantineSummary,
@@ -17,6 +19,7 @@ import type {
 } from "@rewind/sdk";
 
 export type {
+  DeferredValue,
   EntryLabel,
   EpochView,
   ErrorData,
@@ -32,6 +35,13 @@ export type {
   RunView,
 } from "@rewind/sdk";
 export type QuarantineAction = QuarantineActionResult;
+
+/** A page of a run's journal, its large values deferred (by `seq.field`). */
+export interface JournalPage {
+  entries: JournalEntry[];
+  status: RunStatus;
+  deferred?: Record<string, DeferredValue>;
+}
 
 export interface EpochList {
   current: number;
@@ -86,14 +96,25 @@ export class Api {
     return this.request("GET", `/v1/runs/${id(runId)}`);
   }
 
-  /** The entries after `after`: at most `limit` (a page) when given. */
-  journal(
-    runId: string,
-    after = 0,
-    limit?: number,
-  ): Promise<{ entries: JournalEntry[]; status: RunStatus }> {
+  /**
+   * The entries after `after` (at most `limit`, a page, when given), each value kept in the blob
+   * store left out (null in its entry, named in `deferred`): read one with `value` when opened.
+   */
+  journal(runId: string, after = 0, limit?: number): Promise<JournalPage> {
     const page = limit === undefined ? "" : `&limit=${limit}`;
-    return this.request("GET", `/v1/runs/${id(runId)}/journal?after=${after}${page}`);
+    return this.request(
+      "GET",
+      `/v1/runs/${id(runId)}/journal?after=${after}${page}&values=deferred`,
+    );
+  }
+
+  /** One of the run's values, by the ref a journal page deferred it under. */
+  async value(runId: string, ref: string): Promise<Json> {
+    const answer = await this.request<{ value: Json }>(
+      "GET",
+      `/v1/runs/${id(runId)}/values/${id(ref)}`,
+    );
+    return answer.value;
   }
 
   script(runId: string): Promise<RunScript> {

@@ -4,17 +4,15 @@
  * only this seam differs, so an explore file shows what the dashboard shows.
  */
 import { EMBEDDED_ELEMENT_ID } from "../../src/explore-id.js";
-import type { ExploreFile, JournalEntry, RunList, RunScript, RunStatus, RunView } from "./api.js";
+import type { ExploreFile, JournalPage, Json, RunList, RunScript, RunView } from "./api.js";
 
 export interface RunSource {
   run(runId: string): Promise<RunView>;
   runs(query: URLSearchParams): Promise<RunList>;
-  journal(
-    runId: string,
-    after?: number,
-    limit?: number,
-  ): Promise<{ entries: JournalEntry[]; status: RunStatus }>;
+  journal(runId: string, after?: number, limit?: number): Promise<JournalPage>;
   script(runId: string): Promise<RunScript>;
+  /** A value a journal page deferred (the live API); a file has its values inline, or none. */
+  value?(runId: string, ref: string): Promise<Json>;
 }
 
 /** The explore file's data, if this page is one (read once, at start). */
@@ -45,7 +43,7 @@ export class EmbeddedSource implements RunSource {
     return Promise.resolve({ runs: [] });
   }
 
-  journal(runId: string, after = 0): Promise<{ entries: JournalEntry[]; status: RunStatus }> {
+  journal(runId: string, after = 0): Promise<JournalPage> {
     void runId;
     return Promise.resolve({
       entries: after === 0 ? this.data.entries : this.data.entries.filter((e) => e.seq > after),

@@ -183,7 +183,7 @@ export function JournalTimeline(props: TimelineProps) {
           {answer !== undefined && entry.kind !== "timer.set" && (
             <span class="took">{duration(answer.at - entry.at)}</span>
           )}
-          {entry.kind === "call" && <Brief value={entry.args} />}
+          {entry.kind === "call" && <Brief value={entry.args} where={`${entry.seq}.args`} />}
         </button>
       </li>,
     );

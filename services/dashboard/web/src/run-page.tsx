@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { Api, type JournalEntry, type RunScript, type RunView } from "./api.js";
+import { Api, type DeferredValue, type JournalEntry, type RunScript, type RunView } from "./api.js";
 import type { RunSource } from "./data-source.js";
 import { duration, localTime } from "./format.js";
 import { sourceOf } from "./highlight.js";
@@ -9,7 +9,7 @@ import { runHref } from "./route.js";
 import { RunActions } from "./run-actions.js";
 import { SourceView } from "./source-view.js";
 import { usePoll } from "./use-poll.js";
-import { ValueView } from "./value-view.js";
+import { DeferredValues, ValueView } from "./value-view.js";
 
 const ENDED = new Set(["completed", "failed", "cancelled"]);
 /** A line run 10,000 times (a loop) lists this many of its entries beside the script. */
@@ -41,6 +41,13 @@ export function RunPage({
   }, [id]);
 
   const entries = journal.entries;
+  const values = useMemo(
+    () => ({
+      deferred: journal.deferred,
+      ...(api.value === undefined ? {} : { load: (ref: string) => api.value!(id, ref) }),
+    }),
+    [journal.deferred, api, id],
+  );
   const file = script?.entry ?? "";
   const source = script === undefined ? undefined : sourceOf(script.sourceMap, script.entry);
   const pinned = useMemo(() => pinJournal(entries, file), [entries, file]);
@@ -59,79 +66,81 @@ export function RunPage({
   const picked = seq === undefined ? undefined : entries.find((e) => e.seq === seq);
   const lineEntries = line === undefined ? [] : (pinned.byLine.get(line) ?? []);
   return (
-    <div class="run-page">
-      <RunHeader
-        run={view}
-        started={started}
-        reached={entries[entries.length - 1]?.at}
-        forks={forks.data?.runs ?? []}
-      />
-      {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
-      {api instanceof Api ? (
-        <RunActions api={api} run={view} changed={run.refresh} />
-      ) : (
-        <p class="offline-note muted" id="offline-note">
-          An offline copy (<code>rewind explore</code>): signals, cancel, fork and replay checks
-          need the server: open this run in its dashboard to act on it.
-        </p>
-      )}
-      <div class="run-body">
-        {source !== undefined ? (
-          <SourceView
-            file={file}
-            source={source}
-            pinned={pinned}
-            selected={line}
-            current={current}
-            onSelect={(picked) => {
-              setLine(picked === line ? undefined : picked);
-              setSeq(undefined);
-            }}
-          />
+    <DeferredValues.Provider value={values}>
+      <div class="run-page">
+        <RunHeader
+          run={view}
+          started={started}
+          reached={entries[entries.length - 1]?.at}
+          forks={forks.data?.runs ?? []}
+        />
+        {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
+        {api instanceof Api ? (
+          <RunActions api={api} run={view} changed={run.refresh} />
         ) : (
-          <p class="muted">
-            {scriptProblem ??
-              (script ? `The source map of ${file} holds no source.` : "Loading the script…")}
+          <p class="offline-note muted" id="offline-note">
+            An offline copy (<code>rewind explore</code>): signals, cancel, fork and replay checks
+            need the server: open this run in its dashboard to act on it.
           </p>
         )}
-        <aside class="details" aria-live="polite" aria-label="Entries">
-          {picked !== undefined ? (
-            <EntryDetail entry={picked} pinned={pinned} />
-          ) : line !== undefined ? (
-            <>
-              <h3>
-                Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
-              </h3>
-              {lineEntries.slice(0, LINE_ENTRIES_SHOWN).map((entry) => (
-                <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
-              ))}
-              {lineEntries.length > LINE_ENTRIES_SHOWN && (
-                <p class="muted">
-                  The first {LINE_ENTRIES_SHOWN} are shown: pick the others in the journal.
-                </p>
-              )}
-            </>
+        <div class="run-body">
+          {source !== undefined ? (
+            <SourceView
+              file={file}
+              source={source}
+              pinned={pinned}
+              selected={line}
+              current={current}
+              onSelect={(picked) => {
+                setLine(picked === line ? undefined : picked);
+                setSeq(undefined);
+              }}
+            />
           ) : (
-            <p class="muted">Pick a mark beside a line, or an entry of the journal.</p>
+            <p class="muted">
+              {scriptProblem ??
+                (script ? `The source map of ${file} holds no source.` : "Loading the script…")}
+            </p>
           )}
-        </aside>
+          <aside class="details" aria-live="polite" aria-label="Entries">
+            {picked !== undefined ? (
+              <EntryDetail entry={picked} pinned={pinned} />
+            ) : line !== undefined ? (
+              <>
+                <h3>
+                  Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
+                </h3>
+                {lineEntries.slice(0, LINE_ENTRIES_SHOWN).map((entry) => (
+                  <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
+                ))}
+                {lineEntries.length > LINE_ENTRIES_SHOWN && (
+                  <p class="muted">
+                    The first {LINE_ENTRIES_SHOWN} are shown: pick the others in the journal.
+                  </p>
+                )}
+              </>
+            ) : (
+              <p class="muted">Pick a mark beside a line, or an entry of the journal.</p>
+            )}
+          </aside>
+        </div>
+        <JournalTimeline
+          entries={entries}
+          pinned={pinned}
+          scrub={scrub}
+          onScrub={(next) => {
+            setScrubbed(next);
+            setLine(pinned.lineOfSeq.get(next));
+            setSeq(next);
+          }}
+          selectedSeq={seq}
+          onPick={(entry) => {
+            setSeq(entry.seq);
+            setLine(pinned.lineOfSeq.get(entry.seq));
+          }}
+        />
       </div>
-      <JournalTimeline
-        entries={entries}
-        pinned={pinned}
-        scrub={scrub}
-        onScrub={(next) => {
-          setScrubbed(next);
-          setLine(pinned.lineOfSeq.get(next));
-          setSeq(next);
-        }}
-        selectedSeq={seq}
-        onPick={(entry) => {
-          setSeq(entry.seq);
-          setLine(pinned.lineOfSeq.get(entry.seq));
-        }}
-      />
-    </div>
+    </DeferredValues.Provider>
   );
 }
 
@@ -242,9 +251,11 @@ const JOURNAL_PAGE = 1_000;
 function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
   const seen = useRef<JournalEntry[]>([]);
   const [entries, setEntries] = useState<JournalEntry[]>([]);
+  const [deferred, setDeferred] = useState<Record<string, DeferredValue>>({});
   useEffect(() => {
     seen.current = [];
     setEntries([]);
+    setDeferred({});
   }, [id]);
   const polled = usePoll(
     async () => {
@@ -255,6 +266,9 @@ function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
           seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
           setEntries(seen.current);
         }
+        const more = page.deferred;
+        if (more !== undefined && Object.keys(more).length > 0)
+          setDeferred((known) => ({ ...known, ...more }));
         if (page.entries.length < JOURNAL_PAGE) return page.status;
       }
     },
@@ -262,5 +276,5 @@ function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
     refused,
     { stopWhen: (status) => ENDED.has(status) },
   );
-  return { entries, error: polled.error };
+  return { entries, deferred, error: polled.error };
 }
