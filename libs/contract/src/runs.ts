@@ -346,7 +346,8 @@ export const RunValueParams = RunIdParams.extend({
   ref: z
     .string()
     .regex(VALUE_REF, {
-      error: "must be a value's reference, sha256: and 64 hex digits (a journal page's deferred ref)",
+      error:
+        "must be a value's reference, sha256: and 64 hex digits (a journal page's deferred ref)",
     })
     .meta({ description: "The value's reference, from a journal page's `deferred`" }),
 });

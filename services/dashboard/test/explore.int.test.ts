@@ -208,13 +208,13 @@ it("executes nothing of a hostile run, in the dashboard and in its file, whose p
   await live.locator('li.line[data-line="5"] button.mark').waitFor();
   // The megabyte input is in the blob store: listed by its size, read only when asked for.
   const input = live.locator('.run-header [data-deferred="1.input"]');
-  expect(await input.textContent()).toMatch(/The input: 1,0\d\d,\d{3} bytes, kept in the blob store/);
+  expect(await input.textContent()).toMatch(
+    /The input: 1,0\d\d,\d{3} bytes, kept in the blob store/,
+  );
   await input.getByRole("button", { name: "Load the input" }).click();
   // Read: a value of a megabyte, shown cut until asked for whole.
   await live.getByRole("button", { name: /^Show all of the input/ }).click();
-  await expect
-    .poll(() => live.locator(".run-header .io").textContent())
-    .toContain("<i><i><i>");
+  await expect.poll(() => live.locator(".run-header .io").textContent()).toContain("<i><i><i>");
   expect(await live.locator('ol.entries li[data-seq="4"] .brief').textContent()).toMatch(
     /^\(1,0\d\d,\d{3} bytes, read when opened\)$/,
   );
