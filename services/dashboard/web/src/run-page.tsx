@@ -239,10 +239,12 @@ function RunHeader(props: {
 }
 
 /**
- * Entries per journal request: the first page is on screen while the next are read (a run of
- * 10,000 entries takes seconds to read whole from the embedded database, 1,000 a fifth of one).
+ * Entries per journal request: the first page is small, to be on screen at once (a run of
+ * 10,000 entries takes a second or more to read whole from the embedded database), the next
+ * larger, read while the operator looks at the first.
  */
-const JOURNAL_PAGE = 1_000;
+const FIRST_PAGE = 200;
+const JOURNAL_PAGE = 2_000;
 
 /**
  * The run's journal, read page by page (each shown as it comes), then followed (entries after
@@ -261,7 +263,8 @@ function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
     async () => {
       for (;;) {
         const after = seen.current[seen.current.length - 1]?.seq ?? 0;
-        const page = await api.journal(id, after, JOURNAL_PAGE);
+        const limit = after === 0 ? FIRST_PAGE : JOURNAL_PAGE;
+        const page = await api.journal(id, after, limit);
         if (page.entries.length > 0) {
           seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
           setEntries(seen.current);
@@ -269,7 +272,7 @@ function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
         const more = page.deferred;
         if (more !== undefined && Object.keys(more).length > 0)
           setDeferred((known) => ({ ...known, ...more }));
-        if (page.entries.length < JOURNAL_PAGE) return page.status;
+        if (page.entries.length < limit) return page.status;
       }
     },
     [id],
