@@ -48,9 +48,9 @@ const program = new Command()
   .addHelpText(
     "after",
     `
-Commands that talk to a server (run, runs, signal, cancel, replay, fork, cassette, quarantine,
-epochs, mcp) use REWIND_URL (default http://localhost:7420) and REWIND_TOKEN (default: the token
-rewind dev saved in .rewind/token).`,
+Commands that talk to a server (run, runs, signal, cancel, replay, fork, cassette, explore,
+quarantine, epochs, mcp) use REWIND_URL (default http://localhost:7420) and REWIND_TOKEN (default:
+the token rewind dev saved in .rewind/token).`,
   )
   .showHelpAfterError();
 
@@ -192,6 +192,19 @@ program
   .argument("<run>")
   .option("-o, --output <file>", "write it to a file instead of standard output")
   .action(lazy(cassette$, "cassetteCommand"));
+program
+  .command("explore")
+  .description(
+    "write a run's page (header, script with its journal by line, timeline) as one HTML file that needs no server and makes no request",
+  )
+  .argument("<run|journal-file>", "a run's id, or a journal file (then pass --script)")
+  .option("--script <file>", "the script the run ran (required for a journal file)")
+  .option("-o, --output <file>", "where to write the page (default: rewind-<run>.html)")
+  .option(
+    "--value-limit <chars>",
+    "leave out values whose JSON is longer (default 65536; the page says where)",
+  )
+  .action(lazy(() => import("./commands/explore.js"), "exploreCommand"));
 program
   .command("test")
   .description("run a script against a cassette: each tool call answered as the real run's was")

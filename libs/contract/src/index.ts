@@ -13,3 +13,4 @@ export * from "./webhooks.js";
 export * from "./scripts.js";
 export * from "./capture-policy.js";
 export * from "./json-path.js";
+export * from "./explore.js";

@@ -221,6 +221,9 @@ export const ListRunsQuery = z.strictObject({
   }),
 });
 
+/** The most entries one page of a journal read holds (`limit`). */
+export const MAX_JOURNAL_PAGE = 10_000;
+
 export const JournalQuery = z.strictObject({
   after: z.coerce
     .number({ error: "must be a journal seq (a whole number ≥ 0)" })
@@ -230,6 +233,22 @@ export const JournalQuery = z.strictObject({
     .meta({ description: "Only entries with a greater seq (default 0: the whole journal)" }),
   format: z.enum(["json", "jsonl"]).default("json").meta({
     description: "json: { entries }; jsonl: the journal file (JSON Lines, one entry a line)",
+  }),
+  limit: z.coerce
+    .number({ error: `must be a number of entries (a whole number from 1 to ${MAX_JOURNAL_PAGE})` })
+    .int({ error: `must be a number of entries (a whole number from 1 to ${MAX_JOURNAL_PAGE})` })
+    .min(1, { error: `must be a number of entries (a whole number from 1 to ${MAX_JOURNAL_PAGE})` })
+    .max(MAX_JOURNAL_PAGE, {
+      error: `must be at most ${MAX_JOURNAL_PAGE}: read the rest with after=<the last seq read>`,
+    })
+    .optional()
+    .meta({
+      description:
+        "At most this many entries (default: all of them): a page; ask again with after=<its last seq> while a page comes back full. Not for the event stream",
+    }),
+  values: z.enum(["inline", "deferred"]).default("inline").meta({
+    description:
+      "inline: every value in its entry; deferred: each value kept in the blob store (over 64 KiB as stored) is null in its entry and listed in `deferred` by `seq.field`: read it with GET /v1/runs/{id}/values/{ref}",
   }),
   wait: wait.optional(),
 });
@@ -324,8 +343,31 @@ export const JournalEntry = z
   })
   .meta({ description: "A journal entry, values inline; kind-specific fields follow" });
 
+export const DeferredValue = z.object({
+  ref: z.string().meta({ description: "The value's reference: sha256: and 64 hex digits" }),
+  size: z.number().int().meta({ description: "Its size as stored, in bytes" }),
+});
+
+const VALUE_REF = /^sha256:[0-9a-f]{64}$/;
+
+export const RunValueParams = RunIdParams.extend({
+  ref: z
+    .string()
+    .regex(VALUE_REF, {
+      error:
+        "must be a value's reference, sha256: and 64 hex digits (a journal page's deferred ref)",
+    })
+    .meta({ description: "The value's reference, from a journal page's `deferred`" }),
+});
+
+export const RunValue = z.object({ ref: z.string(), value: Json });
+
 export const JournalPage = z.object({
   entries: z.array(JournalEntry),
+  deferred: z.record(z.string(), DeferredValue).optional().meta({
+    description:
+      "With values=deferred: the values left out of their entries (null there), by `seq.field` (`12.result`)",
+  }),
   status: z.enum(RUN_STATUSES).meta({ description: "The run's status when the entries were read" }),
 });
 
@@ -474,6 +516,9 @@ export type RunList = z.output<typeof RunList>;
 export type CreatedRun = z.output<typeof CreatedRun>;
 export type RepeatedRun = z.output<typeof RepeatedRun>;
 export type JournalPage = z.output<typeof JournalPage>;
+export type DeferredValue = z.output<typeof DeferredValue>;
+export type RunValueParams = z.output<typeof RunValueParams>;
+export type RunValue = z.output<typeof RunValue>;
 export type RunResult = z.output<typeof RunResult>;
 export type InboxAccepted = z.output<typeof InboxAccepted>;
 export type ErrorResponse = z.output<typeof ErrorResponse>;

@@ -30,6 +30,7 @@ import type {
   RunResult,
   RepeatedRun,
   RunScript,
+  RunValue,
   RunView,
   ScriptSource,
   StartRun,
@@ -130,11 +131,11 @@ export class Rewind {
     list: (filter: RunListFilter = {}) =>
       this.request<RunList>("GET", `/v1/runs${query(listQuery(filter))}`),
     /** Entries after `after`; with `wait` ("30s"), waits for new entries or the run's end. */
-    journal: (id: string, after = 0, wait?: string) =>
+    journal: (id: string, after = 0, wait?: string, limit?: number) =>
       // The wire types an entry loosely; @rewind/core's JournalEntry is the journal's own type.
       this.request<{ entries: JournalEntry[]; status: RunStatus }>(
         "GET",
-        `/v1/runs/${encodeURIComponent(id)}/journal${query({ after, wait })}`,
+        `/v1/runs/${encodeURIComponent(id)}/journal${query({ after, wait, limit })}`,
       ),
     /**
      * The run's journal as it grows: each entry once, in seq order, as soon as it commits (a
@@ -162,6 +163,12 @@ export class Rewind {
         "POST",
         `/v1/runs/${encodeURIComponent(id)}/signals/${encodeURIComponent(name)}`,
         payload,
+      ),
+    /** One of the run's values by its reference (a journal page's `deferred` names them). */
+    value: (id: string, ref: string) =>
+      this.request<RunValue>(
+        "GET",
+        `/v1/runs/${encodeURIComponent(id)}/values/${encodeURIComponent(ref)}`,
       ),
     /** The compiled script the run executes, with its source map. */
     script: (id: string) =>

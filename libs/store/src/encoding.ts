@@ -105,6 +105,11 @@ export function encodeValue(json: Json, seal?: Seal): EncodedValue {
 }
 
 /** The reference a row's body holds, if its value is stored apart. */
+/** The field of an entry of this kind that holds a value (`args` of a call), if one does. */
+export function valueFieldOf(kind: string): string | undefined {
+  return VALUE_FIELDS[kind as JournalEntry["kind"]];
+}
+
 export function refOf(row: Pick<EntryRow, "kind" | "body">): string | undefined {
   const field = VALUE_FIELDS[row.kind as JournalEntry["kind"]];
   return field === undefined ? undefined : (row.body[`${field}Ref`] as string | undefined);

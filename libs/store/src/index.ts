@@ -15,6 +15,7 @@ export type {
   DueTimer,
   ListRunsFilter,
   RunsQuery,
+  DeferredValue,
 } from "./store.js";
 export { ENDED_STATUSES } from "./store.js";
 export { checkScopes, tokenIdOf, type TokenGrant, type TokenInfo } from "./tokens.js";
@@ -69,3 +70,4 @@ export {
 } from "./capture-policies.js";
 export type { SqlClient } from "./sql.js";
 export { databaseUnavailable } from "./unavailable.js";
+export { INLINE_VALUE_LIMIT } from "./encoding.js";

@@ -15,6 +15,7 @@ import {
   encodeEntry,
   encodeValue,
   refOf,
+  valueFieldOf,
   type EntryRow,
   type Seal,
 } from "./encoding.js";
@@ -47,6 +48,7 @@ import { ValueRows } from "./values.js";
 import type {
   AppendOutcome,
   CreateRunOutcome,
+  DeferredValue,
   StartKey,
   DueTimer,
   InboxItem,
@@ -364,20 +366,63 @@ export class SqlStore implements Store {
     return runList.countRuns(this.sql, query);
   }
 
-  async readJournal(runId: string, fromSeq = 1): Promise<JournalEntry[]> {
-    // The run's namespace with each row: a sealed value opens only as its namespace's.
-    const rows = await this.sql.query<EntryRow & { namespace: string }>(
+  /**
+   * A run's journal rows from `fromSeq` (at most `limit`), each with the run's namespace: a sealed
+   * value opens only as its namespace's.
+   */
+  private journalRows(runId: string, fromSeq: number, limit: number | undefined) {
+    return this.sql.query<EntryRow & { namespace: string }>(
       `SELECT j.seq, j.kind, j.at, j.callsite, j.body, r.namespace
          FROM rw_journal j JOIN rw_runs r ON r.id = j.run_id
-        WHERE j.run_id = $1 AND j.seq >= $2 ORDER BY j.seq`,
-      [runId, fromSeq],
+        WHERE j.run_id = $1 AND j.seq >= $2 ORDER BY j.seq${limit === undefined ? "" : " LIMIT $3"}`,
+      limit === undefined ? [runId, fromSeq] : [runId, fromSeq, limit],
     );
+  }
+
+  async readJournal(runId: string, fromSeq = 1, limit?: number): Promise<JournalEntry[]> {
+    const rows = await this.journalRows(runId, fromSeq, limit);
     const namespace = rows[0]?.namespace ?? "";
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
     const values = await this.values.load(refs, namespace);
     return rows.map(({ namespace: _, ...row }) =>
       decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec, namespace),
     );
+  }
+
+  async readJournalDeferred(
+    runId: string,
+    fromSeq: number,
+    limit: number | undefined,
+    above: number,
+  ): Promise<{ entries: JournalEntry[]; deferred: Record<string, DeferredValue> }> {
+    const rows = await this.journalRows(runId, fromSeq, limit);
+    const namespace = rows[0]?.namespace ?? "";
+    const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
+    const sizes = await this.values.sizes(refs);
+    const large = new Set(refs.filter((ref) => (sizes.get(ref) ?? 0) > above));
+    const values = await this.values.load(
+      refs.filter((ref) => !large.has(ref)),
+      namespace,
+    );
+    const deferred: Record<string, DeferredValue> = {};
+    const entries = rows.map(({ namespace: _, ...row }) => {
+      const ref = refOf(row);
+      if (ref === undefined || !large.has(ref))
+        return decodeEntry(row, (r) => values.get(r) as Json, this.values.codec, namespace);
+      deferred[`${row.seq}.${valueFieldOf(row.kind)!}`] = { ref, size: sizes.get(ref)! };
+      return decodeEntry(row, () => null, this.values.codec, namespace);
+    });
+    return { entries, deferred };
+  }
+
+  async readRunValue(runId: string, ref: string): Promise<Json | undefined> {
+    const used = await this.sql.query<{ namespace: string }>(
+      `SELECT r.namespace FROM rw_run_values v JOIN rw_runs r ON r.id = v.run_id
+        WHERE v.run_id = $1 AND v.ref = $2`,
+      [runId, ref],
+    );
+    if (used[0] === undefined) return undefined;
+    return (await this.values.load([ref], used[0].namespace)).get(ref);
   }
 
   // ---- leases (the queries are in leases.ts)

@@ -28,6 +28,12 @@ export interface StartKey {
 export type CreateRunOutcome =
   { created: true } | { created: false; runId: string; digest: string };
 
+/** A value left out of a journal page: its reference and its size as stored (bytes). */
+export interface DeferredValue {
+  ref: string;
+  size: number;
+}
+
 export interface StoredScript {
   hash: string;
   entry: string;
@@ -263,7 +269,21 @@ export interface Store {
   listRuns(filter: ListRunsFilter): Promise<RunRecord[]>;
   /** How many runs the query finds, by status (its own `status` ignored): the list's counts. */
   countRuns(query: RunsQuery): Promise<Partial<Record<RunStatus, number>>>;
-  readJournal(runId: string, fromSeq?: number): Promise<JournalEntry[]>;
+  /** The entries from `fromSeq` on, in seq order: at most `limit` of them when given (a page). */
+  readJournal(runId: string, fromSeq?: number, limit?: number): Promise<JournalEntry[]>;
+  /**
+   * The same page with the values larger than `above` (bytes as stored) not read: each is null
+   * in its entry and named in `deferred` by `seq.field` with its ref and size, to be read on
+   * demand with readRunValue (a viewer need not load every blob of a run to list its journal).
+   */
+  readJournalDeferred(
+    runId: string,
+    fromSeq: number,
+    limit: number | undefined,
+    above: number,
+  ): Promise<{ entries: JournalEntry[]; deferred: Record<string, DeferredValue> }>;
+  /** One value of the run by its ref, or undefined when the run holds no such value. */
+  readRunValue(runId: string, ref: string): Promise<Json | undefined>;
 
   /**
    * Takes the run's lease if it is free, expired, or already this owner's (a new token each time).

@@ -61,6 +61,16 @@ export class ValueRows implements ValueReader {
     }
   }
 
+  /** Each value's size as stored (bytes of its text), by ref; a ref not stored is absent. */
+  async sizes(refs: readonly string[]): Promise<Map<string, number>> {
+    if (refs.length === 0) return new Map();
+    const rows = await this.sql.query<{ ref: string; size: number | string }>(
+      "SELECT ref, size FROM rw_values WHERE ref = ANY($1)",
+      [refs],
+    );
+    return new Map(rows.map((row) => [row.ref, Number(row.size)]));
+  }
+
   async load(refs: readonly string[], namespace: string): Promise<Map<string, Json>> {
     const values = new Map<string, Json>();
     if (refs.length === 0) return values;

@@ -168,6 +168,11 @@ export function conformance(name: string, backend: Backend): void {
       expect(run!.endedAt).toBeInstanceOf(Date);
       expect(run!.expiresAt!.getTime()).toBeGreaterThan(run!.endedAt!.getTime());
       expect(await store.readJournal(entry.runId, 4)).toHaveLength(2);
+      // A page: at most `limit` entries from the seq asked for, in seq order.
+      const page = await store.readJournal(entry.runId, 2, 2);
+      expect(page.map((e) => e.seq)).toEqual([2, 3]);
+      expect(JSON.stringify(page)).toBe(JSON.stringify(entries.slice(0, 2)));
+      expect(await store.readJournal(entry.runId, 5, 10)).toHaveLength(1);
     });
 
     // Both ways an append commits: rw_commit, and the one-INSERT plain step (runRowUnchanged).

@@ -27,6 +27,7 @@ import { giveUpRun, listQuarantine, releaseRun, showQuarantine } from "./routes/
 import { getRunScript } from "./routes/script.js";
 import { compileSubmittedScript } from "./routes/compile.js";
 import { getOwnToken } from "./routes/token-self.js";
+import { getRunValue } from "./routes/values.js";
 import { cancelRun, sendSignal } from "./routes/signals.js";
 import { createToken, listTokens, revokeToken } from "./routes/tokens.js";
 import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
@@ -104,6 +105,7 @@ const ROUTES: readonly Route[] = [
   sendSignal,
   cancelRun,
   getRunScript,
+  getRunValue,
   forkRun,
   listQuarantine,
   showQuarantine,

@@ -32,6 +32,7 @@ describe("GET /v1/openapi.json", () => {
         "GET /v1/runs/{id}/journal",
         "GET /v1/runs/{id}/result",
         "GET /v1/runs/{id}/script",
+        "GET /v1/runs/{id}/values/{ref}",
         "POST /v1/runs/{id}/signals/{name}",
         "POST /v1/runs/{id}/cancel",
         "POST /v1/runs/{id}/fork",
@@ -112,6 +113,8 @@ describe("GET /v1/openapi.json", () => {
       "path:id",
       "query:after",
       "query:format",
+      "query:limit",
+      "query:values",
       "query:wait",
     ]);
     expect(Object.keys(journal.responses["200"].content)).toEqual([

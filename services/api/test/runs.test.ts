@@ -181,6 +181,31 @@ describe("GET /v1/runs/:id/journal", () => {
     expect(parsed).toEqual(whole.json().entries);
   });
 
+  it("reads the journal in pages with limit, and says how to ask for a page it refuses", async () => {
+    const id = await startRun(h);
+    await completeRun(h.store, id);
+    const seqs = async (q: string) =>
+      (await h.app.inject({ url: `/v1/runs/${id}/journal?${q}`, headers: h.auth }))
+        .json()
+        .entries.map((e: { seq: number }) => e.seq);
+    expect(await seqs("limit=2")).toEqual([1, 2]);
+    expect(await seqs("after=2&limit=2")).toEqual([3]);
+    expect(await seqs("after=3&limit=2")).toEqual([]);
+    for (const [limit, says] of [
+      ["0", "query.limit: must be a number of entries (a whole number from 1 to 10000)"],
+      ["x", "query.limit: must be a number of entries (a whole number from 1 to 10000)"],
+      ["10001", "query.limit: must be at most 10000: read the rest with after=<the last seq read>"],
+    ]) {
+      const refused = await h.app.inject({
+        url: `/v1/runs/${id}/journal?limit=${limit}`,
+        headers: h.auth,
+      });
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json().error.code).toBe("INVALID_INPUT");
+      expect(refused.json().error.message).toContain(says);
+    }
+  });
+
   it("follows a run: with wait, answers as soon as entries after `after` are committed", async () => {
     const id = await startRun(h);
     const began = Date.now();
@@ -206,6 +231,49 @@ describe("GET /v1/runs/:id/journal", () => {
       headers: h.auth,
     });
     expect(response.json()).toEqual({ entries: [], status: "queued" });
+  });
+});
+
+describe("GET /v1/runs/:id/values/:ref", () => {
+  it("defers a run's blob-store values from its journal page, and reads each to its own namespace only", async () => {
+    const huge = "v".repeat(100_000);
+    const id = await startRun(h, { input: { huge } });
+    await completeRun(h.store, id);
+    const page = await h.app.inject({
+      url: `/v1/runs/${id}/journal?values=deferred`,
+      headers: h.auth,
+    });
+    expect(page.statusCode).toBe(200);
+    const { entries, deferred } = page.json();
+    expect(entries[0].input).toBeNull();
+    expect(Object.keys(deferred)).toEqual(["1.input"]);
+    const { ref, size } = deferred["1.input"];
+    expect(ref).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(size).toBeGreaterThan(100_000);
+    // The journal file and the plain page keep every value inline.
+    const inline = await h.app.inject({ url: `/v1/runs/${id}/journal`, headers: h.auth });
+    expect(inline.json().entries[0].input).toEqual({ huge });
+    expect(inline.json().deferred).toBeUndefined();
+
+    const value = await h.app.inject({ url: `/v1/runs/${id}/values/${ref}`, headers: h.auth });
+    expect(value.statusCode).toBe(200);
+    expect(value.json()).toEqual({ ref, value: { huge } });
+    const theirs = await h.app.inject({
+      url: `/v1/runs/${id}/values/${ref}`,
+      headers: h.otherAuth,
+    });
+    expect(theirs.statusCode).toBe(404);
+    // A value another run holds is not this run's to give.
+    const other = await startRun(h);
+    const elsewhere = await h.app.inject({
+      url: `/v1/runs/${other}/values/${ref}`,
+      headers: h.auth,
+    });
+    expect(elsewhere.statusCode).toBe(404);
+    expect(elsewhere.json().error.message).toContain(`holds no value ${ref}`);
+    const bad = await h.app.inject({ url: `/v1/runs/${id}/values/nope`, headers: h.auth });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.message).toContain("must be a value's reference, sha256:");
   });
 });
 

@@ -1,5 +1,5 @@
 import { toJournalFile } from "@rewind/journal";
-import { ENDED_STATUSES } from "@rewind/store";
+import { ENDED_STATUSES, INLINE_VALUE_LIMIT } from "@rewind/store";
 import type { z } from "zod";
 import { streamJournal, streamStart, wantsEventStream } from "../journal-stream.js";
 import { defineRoute } from "../route.js";
@@ -60,12 +60,22 @@ export const readJournal = defineRoute({
       signal,
       (r) => r.lastSeq > query.after || ENDED_STATUSES.has(r.status),
     );
-    const entries = await ctx.store.readJournal(run.id, query.after + 1);
+    const status: z.input<typeof JournalPage>["status"] = run.status;
+    // A journal file holds its values inline, always: only the JSON page defers them.
+    if (query.values === "deferred" && query.format === "json") {
+      const page = await ctx.store.readJournalDeferred(
+        run.id,
+        query.after + 1,
+        query.limit,
+        INLINE_VALUE_LIMIT,
+      );
+      return { entries: page.entries, status, deferred: page.deferred };
+    }
+    const entries = await ctx.store.readJournal(run.id, query.after + 1, query.limit);
     if (query.format === "jsonl") {
       void reply.type("application/x-ndjson; charset=utf-8");
       return toJournalFile(entries);
     }
-    const status: z.input<typeof JournalPage>["status"] = run.status;
     return { entries, status };
   },
 });

@@ -7,9 +7,11 @@ import type {
   CompileProblem,
   CompileScript,
   CompiledScriptView,
+  DeferredValue,
   EpochView,
   ForkPreview,
   JournalEntry,
+  Json,
   QuarantineActionResult,
   QuarantineDetail,
   QuarantineSummary,
@@ -26,9 +28,11 @@ export type {
   CompiledScriptView,
   ReplayDivergence,
   TokenSelf,
+  DeferredValue,
   EntryLabel,
   EpochView,
   ErrorData,
+  ExploreFile,
   ForkPreview,
   JournalEntry,
   Json,
@@ -40,6 +44,13 @@ export type {
   RunView,
 } from "@rewind/sdk";
 export type QuarantineAction = QuarantineActionResult;
+
+/** A page of a run's journal, its large values deferred (by `seq.field`). */
+export interface JournalPage {
+  entries: JournalEntry[];
+  status: RunStatus;
+  deferred?: Record<string, DeferredValue>;
+}
 
 export interface EpochList {
   current: number;
@@ -99,8 +110,25 @@ export class Api {
     return this.request("GET", `/v1/runs/${id(runId)}`);
   }
 
-  journal(runId: string, after = 0): Promise<{ entries: JournalEntry[]; status: RunStatus }> {
-    return this.request("GET", `/v1/runs/${id(runId)}/journal?after=${after}`);
+  /**
+   * The entries after `after` (at most `limit`, a page, when given), each value kept in the blob
+   * store left out (null in its entry, named in `deferred`): read one with `value` when opened.
+   */
+  journal(runId: string, after = 0, limit?: number): Promise<JournalPage> {
+    const page = limit === undefined ? "" : `&limit=${limit}`;
+    return this.request(
+      "GET",
+      `/v1/runs/${id(runId)}/journal?after=${after}${page}&values=deferred`,
+    );
+  }
+
+  /** One of the run's values, by the ref a journal page deferred it under. */
+  async value(runId: string, ref: string): Promise<Json> {
+    const answer = await this.request<{ value: Json }>(
+      "GET",
+      `/v1/runs/${id(runId)}/values/${id(ref)}`,
+    );
+    return answer.value;
   }
 
   script(runId: string): Promise<RunScript> {

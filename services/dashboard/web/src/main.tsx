@@ -1,6 +1,8 @@
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { Api } from "./api.js";
+import { embeddedData } from "./data-source.js";
+import { ExploreApp } from "./explore-app.js";
 import { OverviewPage } from "./overview-page.js";
 import { parseRoute, runsHref } from "./route.js";
 import { RunPage } from "./run-page.js";
@@ -107,4 +109,19 @@ function TokenForm(props: { onToken: (token: string) => void; onProblem: (p: str
   );
 }
 
-render(<App />, document.getElementById("app")!);
+/** An explore file carries its run's data: the page shows that run, asking no server. */
+function Root() {
+  let data;
+  try {
+    data = embeddedData();
+  } catch (error) {
+    return (
+      <p class="problem" role="alert">
+        {(error as Error).message}
+      </p>
+    );
+  }
+  return data === undefined ? <App /> : <ExploreApp data={data} />;
+}
+
+render(<Root />, document.getElementById("app")!);

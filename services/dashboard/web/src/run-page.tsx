@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import type { Api, JournalEntry, RunScript, RunView } from "./api.js";
+import { Api, type DeferredValue, type JournalEntry, type RunScript, type RunView } from "./api.js";
+import type { RunSource } from "./data-source.js";
 import { duration, localTime } from "./format.js";
 import { sourceOf } from "./highlight.js";
 import { EntryDetail, JournalTimeline } from "./journal-view.js";
@@ -10,9 +11,11 @@ import { QuarantinePanel } from "./quarantine-panel.js";
 import { RunActions } from "./run-actions.js";
 import { SourceView } from "./source-view.js";
 import { usePoll } from "./use-poll.js";
-import { ValueView } from "./value-view.js";
+import { DeferredValues, ValueView } from "./value-view.js";
 
 const ENDED = new Set(["completed", "failed", "cancelled"]);
+/** A line run 10,000 times (a loop) lists this many of its entries beside the script. */
+const LINE_ENTRIES_SHOWN = 50;
 
 /** Everything about one run: header, its script with the journal pinned to lines, the timeline, actions. */
 export function RunPage({
@@ -20,7 +23,8 @@ export function RunPage({
   id,
   refused,
 }: {
-  api: Api;
+  /** The live API, or an explore file's data (which answers no action). */
+  api: RunSource;
   id: string;
   refused: (m: string) => void;
 }) {
@@ -39,6 +43,13 @@ export function RunPage({
   }, [id]);
 
   const entries = journal.entries;
+  const values = useMemo(
+    () => ({
+      deferred: journal.deferred,
+      ...(api.value === undefined ? {} : { load: (ref: string) => api.value!(id, ref) }),
+    }),
+    [journal.deferred, api, id],
+  );
   const file = script?.entry ?? "";
   const source = script === undefined ? undefined : sourceOf(script.sourceMap, script.entry);
   const pinned = useMemo(() => pinJournal(entries, file), [entries, file]);
@@ -63,77 +74,99 @@ export function RunPage({
   const picked = seq === undefined ? undefined : entries.find((e) => e.seq === seq);
   const lineEntries = line === undefined ? [] : (pinned.byLine.get(line) ?? []);
   return (
-    <div class="run-page">
-      <RunHeader
-        run={view}
-        started={started}
-        reached={entries[entries.length - 1]?.at}
-        forks={forks.data?.runs ?? []}
-      />
-      {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
-      {(view.status === "quarantined" || wasQuarantined) && (
-        <QuarantinePanel
-          api={api}
+    <DeferredValues.Provider value={values}>
+      <div class="run-page">
+        <RunHeader
           run={view}
-          script={script}
-          journal={entries}
-          changed={run.refresh}
+          started={started}
+          reached={entries[entries.length - 1]?.at}
+          forks={forks.data?.runs ?? []}
         />
-      )}
-      {view.parent !== undefined && <ForkOrigin api={api} run={view} journal={entries} />}
-      <RunActions api={api} run={view} script={script} journal={entries} changed={run.refresh} />
-      <div class="run-body">
-        {source !== undefined ? (
-          <SourceView
-            file={file}
-            source={source}
-            pinned={pinned}
-            selected={line}
-            current={current}
-            onSelect={(picked) => {
-              setLine(picked === line ? undefined : picked);
-              setSeq(undefined);
-            }}
-          />
+        {(run.error ?? journal.error) && <p class="problem">{run.error ?? journal.error}</p>}
+        {api instanceof Api ? (
+          <>
+            {(view.status === "quarantined" || wasQuarantined) && (
+              <QuarantinePanel
+                api={api}
+                run={view}
+                script={script}
+                journal={entries}
+                changed={run.refresh}
+              />
+            )}
+            {view.parent !== undefined && <ForkOrigin api={api} run={view} journal={entries} />}
+            <RunActions
+              api={api}
+              run={view}
+              script={script}
+              journal={entries}
+              changed={run.refresh}
+            />
+          </>
         ) : (
-          <p class="muted">
-            {scriptProblem ??
-              (script ? `The source map of ${file} holds no source.` : "Loading the script…")}
+          <p class="offline-note muted" id="offline-note">
+            An offline copy (<code>rewind explore</code>): signals, cancel, fork and replay checks
+            need the server: open this run in its dashboard to act on it.
           </p>
         )}
-        <aside class="details" aria-live="polite" aria-label="Entries">
-          {picked !== undefined ? (
-            <EntryDetail entry={picked} pinned={pinned} />
-          ) : line !== undefined ? (
-            <>
-              <h3>
-                Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
-              </h3>
-              {lineEntries.map((entry) => (
-                <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
-              ))}
-            </>
+        <div class="run-body">
+          {source !== undefined ? (
+            <SourceView
+              file={file}
+              source={source}
+              pinned={pinned}
+              selected={line}
+              current={current}
+              onSelect={(picked) => {
+                setLine(picked === line ? undefined : picked);
+                setSeq(undefined);
+              }}
+            />
           ) : (
-            <p class="muted">Pick a mark beside a line, or an entry of the journal.</p>
+            <p class="muted">
+              {scriptProblem ??
+                (script ? `The source map of ${file} holds no source.` : "Loading the script…")}
+            </p>
           )}
-        </aside>
+          <aside class="details" aria-live="polite" aria-label="Entries">
+            {picked !== undefined ? (
+              <EntryDetail entry={picked} pinned={pinned} />
+            ) : line !== undefined ? (
+              <>
+                <h3>
+                  Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
+                </h3>
+                {lineEntries.slice(0, LINE_ENTRIES_SHOWN).map((entry) => (
+                  <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
+                ))}
+                {lineEntries.length > LINE_ENTRIES_SHOWN && (
+                  <p class="muted">
+                    The first {LINE_ENTRIES_SHOWN} are shown: pick the others in the journal.
+                  </p>
+                )}
+              </>
+            ) : (
+              <p class="muted">Pick a mark beside a line, or an entry of the journal.</p>
+            )}
+          </aside>
+        </div>
+        <JournalTimeline
+          entries={entries}
+          pinned={pinned}
+          scrub={scrub}
+          onScrub={(next) => {
+            setScrubbed(next);
+            setLine(pinned.lineOfSeq.get(next));
+            setSeq(next);
+          }}
+          selectedSeq={seq}
+          onPick={(entry) => {
+            setSeq(entry.seq);
+            setLine(pinned.lineOfSeq.get(entry.seq));
+          }}
+        />
       </div>
-      <JournalTimeline
-        entries={entries}
-        pinned={pinned}
-        scrub={scrub}
-        onScrub={(next) => {
-          setScrubbed(next);
-          setLine(pinned.lineOfSeq.get(next));
-          setSeq(next);
-        }}
-        selectedSeq={seq}
-        onPick={(entry) => {
-          setSeq(entry.seq);
-          setLine(pinned.lineOfSeq.get(entry.seq));
-        }}
-      />
-    </div>
+    </DeferredValues.Provider>
   );
 }
 
@@ -213,12 +246,16 @@ function RunHeader(props: {
       <div class="io">
         <div>
           <h3>Input</h3>
-          <ValueView value={started?.input} label="the input" />
+          <ValueView
+            value={started?.input}
+            label="the input"
+            where={`${started?.seq ?? 1}.input`}
+          />
         </div>
         {run.result !== undefined && (
           <div>
             <h3>Result</h3>
-            <ValueView value={run.result} label="the result" />
+            <ValueView value={run.result} label="the result" where="run.result" />
           </div>
         )}
         {run.error !== undefined && (
@@ -236,27 +273,46 @@ function RunHeader(props: {
   );
 }
 
-/** The run's journal, read whole once, then followed (entries after the last seen) until it ends. */
-function useJournal(api: Api, id: string, refused: (m: string) => void) {
+/**
+ * Entries per journal request: the first page is small, to be on screen at once (a run of
+ * 10,000 entries takes a second or more to read whole from the embedded database), the next
+ * larger, read while the operator looks at the first.
+ */
+const FIRST_PAGE = 200;
+const JOURNAL_PAGE = 2_000;
+
+/**
+ * The run's journal, read page by page (each shown as it comes), then followed (entries after
+ * the last seen) until it ends.
+ */
+function useJournal(api: RunSource, id: string, refused: (m: string) => void) {
   const seen = useRef<JournalEntry[]>([]);
   const [entries, setEntries] = useState<JournalEntry[]>([]);
+  const [deferred, setDeferred] = useState<Record<string, DeferredValue>>({});
   useEffect(() => {
     seen.current = [];
     setEntries([]);
+    setDeferred({});
   }, [id]);
   const polled = usePoll(
     async () => {
-      const after = seen.current[seen.current.length - 1]?.seq ?? 0;
-      const page = await api.journal(id, after);
-      if (page.entries.length > 0) {
-        seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
-        setEntries(seen.current);
+      for (;;) {
+        const after = seen.current[seen.current.length - 1]?.seq ?? 0;
+        const limit = after === 0 ? FIRST_PAGE : JOURNAL_PAGE;
+        const page = await api.journal(id, after, limit);
+        if (page.entries.length > 0) {
+          seen.current = [...seen.current, ...page.entries.filter((e) => e.seq > after)];
+          setEntries(seen.current);
+        }
+        const more = page.deferred;
+        if (more !== undefined && Object.keys(more).length > 0)
+          setDeferred((known) => ({ ...known, ...more }));
+        if (page.entries.length < limit) return page.status;
       }
-      return page.status;
     },
     [id],
     refused,
     { stopWhen: (status) => ENDED.has(status) },
   );
-  return { entries, error: polled.error };
+  return { entries, deferred, error: polled.error };
 }

@@ -50,7 +50,7 @@ export function SourceView({ file, source, pinned, selected, current, onSelect }
                     aria-label={`line ${line}: ${describe(entries)}`}
                     onClick={() => onSelect(line)}
                   >
-                    {entries.length}
+                    {countShown(entries.length)}
                   </button>
                 )}
               </span>
@@ -71,4 +71,9 @@ function describe(entries: JournalEntry[]): string {
   return `${entries.length} journal ${entries.length === 1 ? "entry" : "entries"} (${[
     ...new Set(entries.map((e) => e.kind)),
   ].join(", ")})`;
+}
+
+/** A count that fits the gutter: 999 as it is, 9,000 as "9k" (the label says it whole). */
+function countShown(count: number): string {
+  return count < 1_000 ? String(count) : `${Math.floor(count / 1_000)}k`;
 }
