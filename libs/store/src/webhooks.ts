@@ -429,64 +429,92 @@ export class WebhookRows {
   }
 
   /**
-   * What an attempt came back with: the log row, the delivery's state (only if the claim is still
-   * this attempt's) and the endpoint's failure clock. Answers whether the endpoint was disabled
-   * by it (failing for longer than `disableAfterMs`).
+   * What attempts came back with, in one transaction (the dispatcher records the outcomes that
+   * arrived while its last record was committing: one commit for many deliveries): the log rows,
+   * each delivery's state (only if its claim is still that attempt's) and each endpoint's failure
+   * clock, as if recorded one by one in order. Answers, per outcome, whether its endpoint was
+   * disabled by it (failing for longer than `disableAfterMs`).
    */
-  async recordAttempt(outcome: AttemptOutcome): Promise<{ disabled: boolean }> {
+  async recordAttempts(outcomes: readonly AttemptOutcome[]): Promise<{ disabled: boolean }[]> {
+    if (outcomes.length === 0) return [];
     return this.sql.transaction(async (tx) => {
+      const column = <T>(pick: (o: AttemptOutcome) => T) => outcomes.map(pick);
       await tx.query(
         `INSERT INTO rw_webhook_attempts (delivery_id, attempt, status, error, duration_ms, response)
-         VALUES ($1::bigint, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+         SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::int[], $6::text[])
+         ON CONFLICT DO NOTHING`,
         [
-          outcome.deliveryId,
-          outcome.attempt,
-          outcome.status ?? null,
-          outcome.error ?? null,
-          Math.round(outcome.durationMs),
-          outcome.response ?? null,
+          column((o) => o.deliveryId),
+          column((o) => o.attempt),
+          column((o) => o.status ?? null),
+          column((o) => o.error ?? null),
+          column((o) => Math.round(o.durationMs)),
+          column((o) => o.response ?? null),
         ],
       );
-      const giveUp = !outcome.ok && outcome.retryInMs === undefined;
       await tx.query(
-        `UPDATE rw_webhook_deliveries SET
-            status = CASE WHEN $3 THEN 'delivered' WHEN $4 THEN 'failed' ELSE 'pending' END,
-            delivered_at = CASE WHEN $3 THEN now() ELSE delivered_at END,
-            next_attempt_at = CASE WHEN $3 OR $4 THEN NULL ELSE now() + $5 * interval '1 millisecond' END,
-            last_status = $6, last_error = $7
-          WHERE id = $1::bigint AND attempts = $2 AND status = 'pending'`,
+        `UPDATE rw_webhook_deliveries d SET
+            status = CASE WHEN o.ok THEN 'delivered' WHEN o.give_up THEN 'failed' ELSE 'pending' END,
+            delivered_at = CASE WHEN o.ok THEN now() ELSE d.delivered_at END,
+            next_attempt_at = CASE WHEN o.ok OR o.give_up THEN NULL
+                                   ELSE now() + o.retry_ms * interval '1 millisecond' END,
+            last_status = o.status, last_error = o.error
+           FROM unnest($1::bigint[], $2::int[], $3::bool[], $4::bool[], $5::int[], $6::int[], $7::text[])
+                AS o(id, attempt, ok, give_up, retry_ms, status, error)
+          WHERE d.id = o.id AND d.attempts = o.attempt AND d.status = 'pending'`,
         [
-          outcome.deliveryId,
-          outcome.attempt,
-          outcome.ok,
-          giveUp,
-          outcome.retryInMs ?? 0,
-          outcome.status ?? null,
-          outcome.error ?? null,
+          column((o) => o.deliveryId),
+          column((o) => o.attempt),
+          column((o) => o.ok),
+          column((o) => !o.ok && o.retryInMs === undefined),
+          column((o) => o.retryInMs ?? 0),
+          column((o) => o.status ?? null),
+          column((o) => o.error ?? null),
         ],
       );
-      if (outcome.ok) {
-        await tx.query(
-          "UPDATE rw_webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
-          [outcome.endpointId],
+      // Each endpoint's clock as its outcomes in order would leave it: a success clears it, a
+      // failure starts it (or keeps it running) and may disable the endpoint.
+      const disabled = new Map<string, boolean>();
+      const byEndpoint = new Map<string, AttemptOutcome[]>();
+      for (const o of outcomes)
+        (byEndpoint.get(o.endpointId) ?? byEndpoint.set(o.endpointId, []).get(o.endpointId)!).push(
+          o,
         );
-        return { disabled: false };
+      for (const [endpointId, own] of byEndpoint) {
+        let lastFailure = own.length - 1;
+        while (lastFailure >= 0 && own[lastFailure]!.ok) lastFailure--;
+        if (lastFailure < 0) {
+          // Successes only: the clock stops.
+          await tx.query(
+            "UPDATE rw_webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+            [endpointId],
+          );
+          continue;
+        }
+        // A success after its last failure stops the clock; one before it restarts it.
+        if (lastFailure < own.length - 1 || own.slice(0, lastFailure).some((o) => o.ok))
+          await tx.query(
+            "UPDATE rw_webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+            [endpointId],
+          );
+        if (lastFailure < own.length - 1) continue;
+        const rows = await tx.query<{ disabled: boolean }>(
+          `UPDATE rw_webhook_endpoints e SET
+              failing_since = COALESCE(e.failing_since, now()),
+              enabled = NOT past.over AND e.enabled,
+              disabled_reason = CASE WHEN past.over AND e.enabled
+                THEN 'every attempt failed since ' || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                ELSE e.disabled_reason END,
+              updated_at = CASE WHEN past.over AND e.enabled THEN now() ELSE e.updated_at END
+             FROM (SELECT COALESCE(failing_since < now() - $2 * interval '1 millisecond', false) AS over
+                     FROM rw_webhook_endpoints WHERE id = $1) past
+            WHERE e.id = $1
+           RETURNING (past.over AND NOT e.enabled) AS disabled`,
+          [endpointId, own[lastFailure]!.disableAfterMs],
+        );
+        disabled.set(endpointId, rows[0]?.disabled === true);
       }
-      const rows = await tx.query<{ disabled: boolean }>(
-        `UPDATE rw_webhook_endpoints e SET
-            failing_since = COALESCE(e.failing_since, now()),
-            enabled = NOT past.over AND e.enabled,
-            disabled_reason = CASE WHEN past.over AND e.enabled
-              THEN 'every attempt failed since ' || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-              ELSE e.disabled_reason END,
-            updated_at = CASE WHEN past.over AND e.enabled THEN now() ELSE e.updated_at END
-           FROM (SELECT COALESCE(failing_since < now() - $2 * interval '1 millisecond', false) AS over
-                   FROM rw_webhook_endpoints WHERE id = $1) past
-          WHERE e.id = $1
-         RETURNING (past.over AND NOT e.enabled) AS disabled`,
-        [outcome.endpointId, outcome.disableAfterMs],
-      );
-      return { disabled: rows[0]?.disabled === true };
+      return outcomes.map((o) => ({ disabled: !o.ok && disabled.get(o.endpointId) === true }));
     });
   }
 

@@ -1,5 +1,5 @@
 import type { AddressPolicy } from "@rewind/core/outbound-address";
-import type { DueDelivery, Store } from "@rewind/store";
+import type { AttemptOutcome, DueDelivery, Store } from "@rewind/store";
 import { metrics } from "@rewind/telemetry";
 import { sendDelivery } from "./send.js";
 import { signatureHeader } from "./signature.js";
@@ -38,6 +38,13 @@ export class Dispatcher {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private inFlight = 0;
+  /** Outcomes waiting for the record under way to commit (recorded together next). */
+  private readonly outcomes: {
+    outcome: AttemptOutcome;
+    resolve: (result: { disabled: boolean }) => void;
+    reject: (error: Error) => void;
+  }[] = [];
+  private flushing = false;
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -98,6 +105,37 @@ export class Dispatcher {
     while (this.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
   }
 
+  /**
+   * Records an attempt's outcome with the others that end while a record is committing: one
+   * transaction (and one fsync) for many deliveries, as the executor's group commit does.
+   */
+  private record(outcome: AttemptOutcome): Promise<{ disabled: boolean }> {
+    return new Promise((resolve, reject) => {
+      this.outcomes.push({ outcome, resolve, reject });
+      void this.flushOutcomes();
+    });
+  }
+
+  private async flushOutcomes(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.outcomes.length > 0) {
+        const batch = this.outcomes.splice(0);
+        try {
+          const results = await this.options.store.webhooks.recordAttempts(
+            batch.map((b) => b.outcome),
+          );
+          batch.forEach((b, i) => b.resolve(results[i]!));
+        } catch (error) {
+          for (const b of batch) b.reject(error as Error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
   private sleep(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -140,7 +178,7 @@ export class Dispatcher {
     const retryInMs =
       result.ok || tries >= this.options.attempts ? undefined : this.retryDelay(delivery.tries);
     const outcome = result.ok ? "delivered" : retryInMs === undefined ? "failed" : "retrying";
-    const { disabled } = await this.options.store.webhooks.recordAttempt({
+    const { disabled } = await this.record({
       deliveryId: delivery.id,
       endpointId: delivery.endpointId,
       attempt: delivery.attempt,
