@@ -194,17 +194,21 @@ export async function readProjectedRuns(
     "SELECT id, namespace, traceparent FROM rw_runs WHERE id = ANY($1::text[])",
     [ids],
   );
+  // A lateral lookup per run (OFFSET 0 keeps the planner from flattening it): as a plain join,
+  // the planner's guess of 100 rows for unnest made it hash the whole journal at every window.
   const rows = await sql.query<EntryRow & { run_id: string; committed_at_us: string }>(
     `SELECT j.run_id, j.seq, j.kind, j.at, j.callsite, j.body, ${us("j.committed_at")}
        FROM unnest($1::text[], $2::int[]) AS w(run_id, from_seq)
-       JOIN rw_journal j ON j.run_id = w.run_id AND j.seq >= w.from_seq
+       CROSS JOIN LATERAL (SELECT * FROM rw_journal j
+                            WHERE j.run_id = w.run_id AND j.seq >= w.from_seq OFFSET 0) j
       ORDER BY j.run_id, j.seq`,
     [ids, froms],
   );
   const activations = await sql.query<Parameters<typeof toActivation>[0]>(
     `SELECT a.run_id, a.seq, a.kind, a.replayed, a.attempt, a.schedule_to_start_ms, ${us("a.started_at")}, ${us("a.committed_at")}
        FROM unnest($1::text[], $2::int[]) AS w(run_id, from_seq)
-       JOIN rw_activations a ON a.run_id = w.run_id AND a.seq >= w.from_seq
+       CROSS JOIN LATERAL (SELECT * FROM rw_activations a
+                            WHERE a.run_id = w.run_id AND a.seq >= w.from_seq OFFSET 0) a
       ORDER BY a.run_id, a.seq`,
     [ids, froms],
   );
