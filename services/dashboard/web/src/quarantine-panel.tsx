@@ -11,6 +11,7 @@ import { DivergenceDiff, type Divergence } from "./divergence-diff.js";
 import { runHref } from "./route.js";
 import { filesOf } from "./script-files.js";
 import { lacking, useToken } from "./token-scopes.js";
+import { useAction } from "./use-action.js";
 
 /**
  * A quarantined run's divergence on its page: the report's (labels and callsites), completed by a
@@ -26,11 +27,10 @@ export function QuarantinePanel(props: {
 }) {
   const { api, run, script, journal, changed } = props;
   const token = useToken(api);
+  const { busy, outcome, act } = useAction(changed);
   const [detail, setDetail] = useState<QuarantineDetail>();
   const [check, setCheck] = useState<ReplayResult>();
   const [problem, setProblem] = useState<string>();
-  const [outcome, setOutcome] = useState<string>();
-  const [busy, setBusy] = useState(false);
   const [confirmGiveUp, setConfirmGiveUp] = useState(false);
   const mayRun = token !== undefined && token.scopes.includes("run");
   useEffect(() => {
@@ -50,17 +50,6 @@ export function QuarantinePanel(props: {
   const operateRefused = lacking(token, "operate", "Releasing or giving up");
   const runRefused = lacking(token, "run", "Forking");
 
-  async function act(what: string, action: () => Promise<string>) {
-    setBusy(true);
-    try {
-      setOutcome(`${what}: ${await action()}`);
-      changed();
-    } catch (error) {
-      setOutcome(`${what} refused: ${(error as Error).message}`);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   return (
     <section class="quarantine-panel" aria-labelledby="quarantine-title">

@@ -7,6 +7,7 @@ import { ForkPreviewView } from "./fork-preview.js";
 import { runHref } from "./route.js";
 import { filesOf } from "./script-files.js";
 import { lacking, useToken } from "./token-scopes.js";
+import { useAction } from "./use-action.js";
 
 const OPEN = new Set(["queued", "running", "waiting"]);
 
@@ -24,26 +25,14 @@ export function RunActions(props: {
 }) {
   const { api, run, script, journal, changed } = props;
   const token = useToken(api);
+  const { busy, outcome, act } = useAction(changed);
   const refused = lacking(token, "run", "Acting on a run");
   const [correcting, setCorrecting] = useState(false);
-  const [outcome, setOutcome] = useState<string>();
-  const [busy, setBusy] = useState(false);
   const [preview, setPreview] = useState<ForkPreview>();
   const [verdict, setVerdict] = useState<ReplayResult>();
   const [confirmCancel, setConfirmCancel] = useState(false);
   const open = OPEN.has(run.status);
 
-  async function act(what: string, action: () => Promise<string>) {
-    setBusy(true);
-    try {
-      setOutcome(`${what}: ${await action()}`);
-      changed();
-    } catch (error) {
-      setOutcome(`${what} refused: ${(error as Error).message}`);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   function signal(event: Event) {
     event.preventDefault();
