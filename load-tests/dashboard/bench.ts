@@ -23,6 +23,7 @@ import {
   LARGE_RUN_INPUT,
   LARGE_RUN_SCRIPT,
   scrollAndTime,
+  askForRunPage,
   timeOpening,
 } from "../../services/dashboard/test/large-run.ts";
 
@@ -48,12 +49,7 @@ try {
   console.log(`GET its whole journal: ${(performance.now() - read).toFixed(0)} ms`);
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
-  await page.locator("#forget").waitFor();
-  const begun = await page.evaluate((id) => {
-    location.hash = `#/runs/${id}`;
-    return performance.now();
-  }, runId);
+  const begun = await askForRunPage(page, platform, runId);
   const live = {
     ...(await timeOpening(page, begun, LARGE_RUN_ENTRIES)),
     ...(await scrollAndTime(page)),

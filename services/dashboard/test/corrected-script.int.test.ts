@@ -6,15 +6,14 @@
  * quarantined run's diff with both callsites then released, a read token's disabled actions,
  * and axe-core with the dialog open. Screenshots go to the folder printed.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
 import { newSeed, type JournalEntry } from "@rewind/core";
-import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import type { DevPlatform } from "@rewind/dev";
 import { Rewind, defineToolset } from "@rewind/sdk";
-import { axeViolations, launchChromium, screenshotDir, watchedPage } from "./browser.js";
+import { axeViolations, screenshotDir, watchedPage } from "./browser.js";
+import { startDashboard, type DashboardHarness } from "./dashboard-harness.js";
 
 const MAIN = `import { tools } from "rewind";
 import { price } from "./lib/price";
@@ -45,28 +44,20 @@ export default async function main(input: { amount: number }) {
 /** Browser steps are slow on a loaded machine: each test has two minutes. */
 const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 120_000);
 
-let dir = "";
+let harness: DashboardHarness | undefined;
 let shots = "";
 let platform: DevPlatform;
 let api: Rewind;
 let browser: Browser;
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-corrected-"));
+  harness = await startDashboard("rewind-dashboard-corrected-", [toolset]);
+  ({ platform, api, browser } = harness);
   shots = screenshotDir();
-  platform = await startDevPlatform({
-    port: 0,
-    dataDir: path.join(dir, ".rewind"),
-    toolsets: [toolset],
-  });
-  api = new Rewind({ url: platform.url, token: platform.token });
-  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await platform?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 /** A run of the two-file script that charges, then fails in lib/price.ts. */

@@ -6,18 +6,18 @@
  * the file's policy refuses what a slipped payload would try. Screenshots go to the folder printed.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
-import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import type { DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
 import { Rewind } from "@rewind/sdk";
 import shop from "../../../examples/tools.js";
-import { axeViolations, launchChromium, screenshotDir, watchedPage } from "./browser.js";
+import { axeViolations, screenshotDir, watchedPage } from "./browser.js";
+import { startDashboard, type DashboardHarness } from "./dashboard-harness.js";
 import { openOffline, rewindExplore } from "./offline.js";
 
 const EXAMPLES = fileURLToPath(new URL("../../../examples/", import.meta.url));
@@ -48,6 +48,7 @@ const HUGE = `${"<i>".repeat(10)}${"x".repeat(1_000_000)}`;
 
 const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 180_000);
 
+let harness: DashboardHarness | undefined;
 let dir = "";
 let shots = "";
 let platform: DevPlatform;
@@ -58,15 +59,10 @@ let hostileRun = "";
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-explore-"));
+  harness = await startDashboard("rewind-explore-", [shop]);
+  ({ dir, platform, api, browser } = harness);
   shots = screenshotDir();
-  platform = await startDevPlatform({
-    port: 0,
-    dataDir: path.join(dir, ".rewind"),
-    toolsets: [shop],
-  });
   env = { REWIND_URL: platform.url, REWIND_TOKEN: platform.token };
-  api = new Rewind({ url: platform.url, token: platform.token });
   const order = await compileScript({ file: ORDER });
   orderRun = (await api.runs.start({ script: order, toolset: "shop", input: { orderId: "o-1" } }))
     .id;
@@ -81,13 +77,10 @@ beforeAll(async () => {
   expect((await api.runs.result(hostileRun, "60s")).status).toBe("failed");
   for (let i = 0; i < 600 && (await api.runs.get(orderRun)).status !== "waiting"; i++)
     await new Promise((resolve) => setTimeout(resolve, 100));
-  browser = await launchChromium();
 }, 240_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await platform?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 /** What the run page shows, in a form two pages can be compared by. */

@@ -27,6 +27,23 @@ export interface PageFigures {
 }
 
 /**
+ * Opens the dashboard with the token, then asks for the run's page (as a click on a link would,
+ * without a new load) and answers the page's clock at that moment: where timeOpening starts.
+ */
+export async function askForRunPage(
+  page: Page,
+  dashboard: { url: string; token: string },
+  runId: string,
+): Promise<number> {
+  await page.goto(`${dashboard.url}/dashboard/#token=${dashboard.token}`);
+  await page.locator("#forget").waitFor();
+  return page.evaluate((id) => {
+    location.hash = `#/runs/${id}`;
+    return performance.now();
+  }, runId);
+}
+
+/**
  * Clicks the first row of the journal as soon as there is one and waits for its entry beside
  * the script (interactive), then for the whole journal in the list. Timed with the page's own
  * clock from `begun` (its `performance.now()` when the page was asked for; 0: the navigation's

@@ -6,16 +6,13 @@
  * @rewind/dev is not a devDependency of this package: it depends on it (through the API), and
  * turbo refuses a cycle. The workspace links it all the same.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newSeed, type RunStartedEntry } from "@rewind/core";
-import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import type { DevPlatform } from "@rewind/dev";
 import { compileScript, newRunEpoch } from "@rewind/sandbox";
 import { Rewind, defineToolset } from "@rewind/sdk";
-import { launchChromium } from "./browser.js";
+import { startDashboard, type DashboardHarness } from "./dashboard-harness.js";
 
 /** Recorded as a tool's argument: the page must show it as text, never run it. */
 const MARKUP = "<img src=x onerror=window.pwned=1>";
@@ -31,30 +28,22 @@ const toolset = defineToolset("ledger", {
   post: async (args: { amount: number }) => ({ posted: args.amount }),
 });
 
-let dir = "";
+let harness: DashboardHarness | undefined;
 let platform: DevPlatform;
 let api: Rewind;
 let browser: Browser;
 let scriptHash = "";
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-"));
-  platform = await startDevPlatform({
-    port: 0,
-    dataDir: path.join(dir, ".rewind"),
-    toolsets: [toolset],
-  });
-  api = new Rewind({ url: platform.url, token: platform.token });
+  harness = await startDashboard("rewind-dashboard-", [toolset]);
+  ({ platform, api, browser } = harness);
   const script = await compileScript({ source: SCRIPT, filename: "ledger.ts" });
   await platform.store.putScript("default", script);
   scriptHash = script.hash;
-  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await platform?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 function started(runId: string, epoch: number): RunStartedEntry {
