@@ -4,17 +4,16 @@
  * scrubber, its approval signal sent from the page, axe-core on each page with data loaded, and
  * a run full of hostile payloads that must execute nothing. Screenshots go to the folder printed.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
-import { startDevPlatform, type DevPlatform } from "@rewind/dev";
+import type { DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
 import { Rewind } from "@rewind/sdk";
 import shop from "../../../examples/tools.js";
-import { axeViolations, launchChromium, screenshotDir, watchedPage } from "./browser.js";
+import { axeViolations, screenshotDir, watchedPage } from "./browser.js";
+import { startDashboard, type DashboardHarness } from "./dashboard-harness.js";
 
 const ORDER = fileURLToPath(new URL("../../../examples/order.ts", import.meta.url));
 /** Markup, handlers and a javascript: URL, as a tenant could put them in any value. */
@@ -33,7 +32,7 @@ export default async function main(input: { evil: string; huge: string }) {
 /** Browser steps are slow on a loaded machine: each test has two minutes. */
 const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 120_000);
 
-let dir = "";
+let harness: DashboardHarness | undefined;
 let shots = "";
 let platform: DevPlatform;
 let api: Rewind;
@@ -42,14 +41,9 @@ let orderRun = "";
 let hostileRun = "";
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-dashboard-runs-"));
+  harness = await startDashboard("rewind-dashboard-runs-", [shop]);
+  ({ platform, api, browser } = harness);
   shots = screenshotDir();
-  platform = await startDevPlatform({
-    port: 0,
-    dataDir: path.join(dir, ".rewind"),
-    toolsets: [shop],
-  });
-  api = new Rewind({ url: platform.url, token: platform.token });
   const order = await compileScript({ file: ORDER });
   orderRun = (await api.runs.start({ script: order, toolset: "shop", input: { orderId: "o-1" } }))
     .id;
@@ -65,13 +59,10 @@ beforeAll(async () => {
   // The order charges, then waits for its approval.
   for (let i = 0; i < 600 && (await api.runs.get(orderRun)).status !== "waiting"; i++)
     await new Promise((resolve) => setTimeout(resolve, 100));
-  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await platform?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await harness?.close();
 });
 
 it("lists runs with counts, filters them by script and status, and opens one", async () => {
@@ -183,16 +174,15 @@ it("previews a fork of the failed run, then forks it from the keyboard alone", a
   const page = await watchedPage(browser);
   await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
   await page.evaluate((id) => (location.hash = `#/runs/${id}`), hostileRun);
-  const preview = page.getByRole("button", { name: "Preview fork" });
-  await preview.focus();
-  await page.keyboard.press("Enter");
+  // locator.press focuses the button as found at that moment, then presses the key: a re-render
+  // between a separate focus() and keyboard.press() (the run's poll) could drop the focus.
+  await page.getByRole("button", { name: "Preview fork" }).press("Enter");
   const region = page.getByRole("region", { name: "Fork preview" });
   await region.waitFor();
   expect(await region.textContent()).toMatch(/Reuses \d+ entries/);
   expect(await axeViolations(page)).toEqual([]);
   await page.screenshot({ path: path.join(shots, "run-fork-preview.png"), fullPage: true });
-  await region.getByRole("button", { name: "Fork" }).focus();
-  await page.keyboard.press("Enter");
+  await region.getByRole("button", { name: "Fork" }).press("Enter");
   // The fork's own page, naming its parent.
   await expect.poll(() => page.url(), { timeout: 20_000 }).not.toContain(hostileRun);
   const fork = decodeURIComponent(page.url().split("#/runs/")[1]!);
