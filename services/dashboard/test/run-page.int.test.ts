@@ -186,7 +186,11 @@ it("previews a fork of the failed run, then forks it from the keyboard alone", a
   // The fork's own page, naming its parent.
   await expect.poll(() => page.url(), { timeout: 20_000 }).not.toContain(hostileRun);
   const fork = decodeURIComponent(page.url().split("#/runs/")[1]!);
-  await page.getByRole("link", { name: hostileRun }).waitFor();
+  // The parent is linked from the header and from "Forked from": look in the latter alone.
+  await page
+    .getByRole("heading", { name: "Forked from" })
+    .getByRole("link", { name: hostileRun })
+    .waitFor();
   expect((await api.runs.get(fork)).parent?.runId).toBe(hostileRun);
   expect(page.problems).toEqual([]);
   await page.close();
