@@ -57,14 +57,18 @@ export class Measuring {
       ? await snapshotCounts(platform.pids(), platform.countsDir)
       : undefined;
     const metrics = await scrapeAll(platform.workerMetrics());
-    return new Measuring(platform, counts, metrics, snapshotCpu(platform.pids()));
+    return new Measuring(platform, counts, metrics, snapshotCpu(platform.cpuPids()));
   }
 
   /** Takes the "after" readings for these runs (all ended), prints them and returns the figures. */
   async finish(what: string, ids: readonly string[], calls: number): Promise<Execution> {
     const { platform } = this;
     platform.profileWindows.push({ label: what, fromUs: this.fromUs, toUs: monotonicUs() });
-    const cores = coresUsed(this.cpu, snapshotCpu(platform.pids()), await platform.backendPids());
+    const cores = coresUsed(
+      this.cpu,
+      snapshotCpu(platform.cpuPids()),
+      await platform.backendPids(),
+    );
     const metrics = await scrapeAll(platform.workerMetrics());
     if (this.counts) {
       console.log("  round trips (--count-queries):");

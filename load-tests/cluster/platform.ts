@@ -16,6 +16,7 @@ import pg from "pg";
 import { Rewind, httpFetch } from "@rewind/sdk";
 import { createTestDatabase } from "@rewind/store/testing";
 import { launch, runCli, stop, type Child } from "./processes.js";
+import { childPids } from "./proc.js";
 import type { ProfileWindow } from "./profile-summary.js";
 
 const TOOLS = fileURLToPath(new URL("./tools.ts", import.meta.url));
@@ -117,7 +118,7 @@ export class Platform {
   static forBench(
     name: string,
     options: Pick<PlatformOptions, "workers" | "env" | "workerEnv" | "concurrency"> &
-      Partial<Pick<PlatformOptions, "cpuProf">>,
+      Partial<Pick<PlatformOptions, "cpuProf" | "countQueries">>,
   ): Promise<Platform> {
     const logDir = mkdtempSync(path.join(tmpdir(), `rewind-${name}-bench-`));
     console.log(`${name}: logs in ${logDir}`);
@@ -261,11 +262,23 @@ export class Platform {
     return this.workers.find((w) => w.pid === pid);
   }
 
-  /** name → pid of every live child, for CPU readings. */
+  /** name → pid of every live child (for query counts: each answers SIGUSR2). */
   pids(): Map<string, number> {
     const out = new Map<string, number>();
     for (const child of [this.api, ...this.workers, this.projector])
       if (child?.alive) out.set(child.name, child.pid);
+    return out;
+  }
+
+  /**
+   * The children and each worker's sandbox processes (where its scripts run, named
+   * `<worker>.sandbox-<n>`): for CPU readings.
+   */
+  cpuPids(): Map<string, number> {
+    const out = this.pids();
+    for (const worker of this.workers)
+      if (worker.alive)
+        childPids(worker.pid).forEach((pid, i) => out.set(`${worker.name}.sandbox-${i + 1}`, pid));
     return out;
   }
 

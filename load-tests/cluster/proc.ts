@@ -34,6 +34,23 @@ export function cpuOf(pid: number): number | undefined {
   }
 }
 
+/** The pids of a process's children (a worker's sandbox processes). */
+export function childPids(parent: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // After the command name: state, then the parent's pid.
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === parent)
+        out.push(Number(name));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
+}
+
 /** CPU seconds of every process with this command name (`postgres`, `redis-server`), by pid. */
 export function cpuByCommand(command: string): Map<number, number> {
   const out = new Map<number, number>();

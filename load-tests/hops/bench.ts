@@ -6,14 +6,16 @@
  * `rewind worker` processes, scripts in supervised sandbox processes, REWIND_SANDBOX_PROCESSES
  * at its default), with REWIND_HOP_TRACE=1: each process writes a line per hop it sees
  * (@rewind/telemetry's hops.ts), this harness adds the client's, and prints each hop's p50 and
- * p90 over the runs. The workflows are the peers' workload at C = 1: K trivial steps, each
- * started and awaited by the client.
+ * p90 over the runs. The workflows are the peers' workload: K trivial steps, each started and
+ * awaited by the client, C at a time in closed loops (C = 1 by default).
  *
  *   npm run bench:hops -w load-tests -- [--runs 100] [--steps 10] [--workers 2]
- *                                       [--notices on|off] [--profile]
+ *                                       [--concurrency 1] [--notices on|off] [--profile]
+ *                                       [--count-queries]
  *
  * --profile runs every process under `node --cpu-prof` and prints where each one's CPU went
- * (the sandbox processes are named by pid).
+ * (the sandbox processes are named by pid); --count-queries, the Postgres queries and Redis
+ * commands the API and the workers sent per workflow, by statement.
  */
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -22,6 +24,8 @@ import { Platform } from "../cluster/platform.js";
 import { startBench } from "../cluster/processes.js";
 import { monotonicUs, printProfiles } from "../cluster/profile-summary.js";
 import { fmtMs, percentile } from "../cluster/print.js";
+import { printCounts, snapshotCounts, type Counts } from "../cluster/counts.js";
+import { coresUsed, snapshotCpu, type CpuSnapshot, type CpuUse } from "../cluster/proc.js";
 import { CALLS, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 import { hopClock, hopSegments, parseHops, type Marks } from "./segments.js";
 
@@ -30,13 +34,17 @@ const { values: flags } = parseArgs({
     runs: { type: "string", default: "100" },
     steps: { type: "string", default: "10" },
     workers: { type: "string", default: "2" },
+    concurrency: { type: "string", default: "1" },
     notices: { type: "string", default: "on" },
     profile: { type: "boolean", default: false },
+    "count-queries": { type: "boolean", default: false },
   },
 });
 const N = Number(flags.runs);
 const K = Number(flags.steps);
-if (!(N > 0 && K > 0)) throw new Error("--runs and --steps must be positive numbers");
+const C = Number(flags.concurrency);
+if (!(N > 0 && K > 0 && C > 0))
+  throw new Error("--runs, --steps and --concurrency must be positive numbers");
 if (flags.notices !== "on" && flags.notices !== "off")
   throw new Error(`--notices must be on or off, not ${flags.notices}`);
 const WARM_UP = 20;
@@ -49,39 +57,56 @@ const platform = await Platform.forBench("hops", {
   // The workers' notices only: the API still listens, its backstop poll the 1 s one.
   workerEnv: { REWIND_CHANGE_NOTICES: flags.notices },
   cpuProf: flags.profile,
+  countQueries: flags["count-queries"],
 });
 const client: Marks = new Map();
 const measured: string[] = [];
 const load: number[] = [];
+let cpu: CpuUse[] = [];
+let counts: [Map<string, Counts>, Map<string, Counts>] | undefined;
 try {
   await platform.start();
   const script = await compile(CALLS, "calls.ts");
   await platform.client.runs.start({ script, toolset: TOOLSET, input: { n: 0 } }); // stores it
   let measuredFromUs = 0;
-  for (let i = 0; i < WARM_UP + N; i++) {
-    if (i === WARM_UP) measuredFromUs = monotonicUs();
-    const posted = hopClock();
-    const { id } = await platform.client.runs.start({
-      script: hashOf(script),
-      toolset: TOOLSET,
-      input: { n: K },
-    });
-    const created = hopClock();
-    for (;;) {
-      const result = await platform.client.runs.result(id, "30s");
-      if (result.status === "completed") break;
-      if (result.ended) throw new Error(`run ${id} ended ${result.status}: see ${platform.logDir}`);
+  let cpuFrom: CpuSnapshot | undefined;
+  let next = 0;
+  /** One closed loop: starts a workflow, awaits its result, and takes the next number. */
+  const loop = async () => {
+    for (let i = next++; i < WARM_UP + N; i = next++) {
+      if (i === WARM_UP) {
+        measuredFromUs = monotonicUs();
+        cpuFrom = snapshotCpu(platform.cpuPids());
+        if (flags["count-queries"])
+          counts = [await snapshotCounts(platform.pids(), platform.countsDir), new Map()];
+      }
+      const posted = hopClock();
+      const { id } = await platform.client.runs.start({
+        script: hashOf(script),
+        toolset: TOOLSET,
+        input: { n: K },
+      });
+      const created = hopClock();
+      for (;;) {
+        const result = await platform.client.runs.result(id, "30s");
+        if (result.status === "completed") break;
+        if (result.ended)
+          throw new Error(`run ${id} ended ${result.status}: see ${platform.logDir}`);
+      }
+      const done = hopClock();
+      if (i < WARM_UP) continue; // hot sandboxes, compiled paths, pools
+      client.set(id, [
+        { name: "client.post", at: posted },
+        { name: "client.created", at: created },
+        { name: "client.result", at: done },
+      ]);
+      measured.push(id);
+      if (i % 10 === 0) load.push(loadavg()[0]!);
     }
-    const done = hopClock();
-    if (i < WARM_UP) continue; // hot sandboxes, compiled paths, pools
-    client.set(id, [
-      { name: "client.post", at: posted },
-      { name: "client.created", at: created },
-      { name: "client.result", at: done },
-    ]);
-    measured.push(id);
-    if (i % 10 === 0) load.push(loadavg()[0]!);
-  }
+  };
+  await Promise.all(Array.from({ length: C }, loop));
+  if (counts) counts[1] = await snapshotCounts(platform.pids(), platform.countsDir);
+  cpu = coresUsed(cpuFrom!, snapshotCpu(platform.cpuPids()), await platform.backendPids());
   platform.profileWindows.push({
     label: `the ${N} measured workflows`,
     fromUs: measuredFromUs,
@@ -98,7 +123,7 @@ const marks = parseHops(
 );
 const segments = hopSegments(measured, marks);
 console.log(
-  `\n${N} workflows × ${K} steps at C = 1, ${flags.workers} workers, the workers' change notices ${flags.notices}; ` +
+  `\n${N} workflows × ${K} steps at C = ${C}, ${flags.workers} workers, the workers' change notices ${flags.notices}; ` +
     `load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} (${cpus().length} cores, shared)`,
 );
 console.log(`${"hop".padEnd(52)} ${"p50".padStart(9)} ${"p90".padStart(9)}  runs`);
@@ -111,5 +136,19 @@ for (const { label, samples, total } of segments) {
     percentile(samples, 0.9),
   ).padStart(9)}  ${samples.length}`;
   console.log(total ? `${"-".repeat(80)}\n${line}` : line);
+}
+// CPU time is what other load on the machine disturbs least: where each step's went.
+const perStep = (seconds: number) => `${Math.round((seconds * 1e6) / (N * K))} µs`;
+const total = cpu.filter((c) => !/shared|everyone|harness/.test(c.name));
+console.log(
+  `\nCPU per step (${N * K} steps): ` +
+    [...total, ...cpu.filter((c) => /redis/.test(c.name))]
+      .map((c) => `${c.name} ${perStep(c.seconds)}`)
+      .join(", ") +
+    `; all of the platform's: ${perStep(total.reduce((sum, c) => sum + c.seconds, 0))}`,
+);
+if (counts) {
+  console.log("round trips (--count-queries):");
+  printCounts(counts[0], counts[1], N, "workflow", 12);
 }
 process.exit(0);
