@@ -45,7 +45,14 @@ function where(query: RunsQuery, options: { status: boolean }) {
 const FROM =
   "FROM rw_runs r LEFT JOIN rw_scripts s ON s.namespace = r.namespace AND s.hash = r.script_hash";
 
-type RunAndScript = { run: Record<string, unknown>; script: string | null };
+/**
+ * A run's row, its script's file name, and its journal's highest seq (the truth about where a
+ * run is), in one round trip: the max is one step down the journal's primary key per run.
+ */
+const COLUMNS =
+  "to_jsonb(r) AS run, s.entry AS script, (SELECT max(j.seq) FROM rw_journal j WHERE j.run_id = r.id) AS last";
+
+type RunAndScript = { run: Record<string, unknown>; script: string | null; last: number | null };
 
 /** One run with its script's file name, in one query. */
 export async function getRun(
@@ -53,11 +60,8 @@ export async function getRun(
   values: ValueReader,
   id: string,
 ): Promise<RunRecord | undefined> {
-  const rows = await sql.query<RunAndScript>(
-    `SELECT to_jsonb(r) AS run, s.entry AS script ${FROM} WHERE r.id = $1`,
-    [id],
-  );
-  return (await records(sql, values, rows))[0];
+  const rows = await sql.query<RunAndScript>(`SELECT ${COLUMNS} ${FROM} WHERE r.id = $1`, [id]);
+  return (await records(values, rows))[0];
 }
 
 export async function listRuns(
@@ -71,28 +75,17 @@ export async function listRuns(
   if (filter.after !== undefined) conditions.push(`r.id > ${param(filter.after)}`);
   const limit = param(Math.max(0, Math.min(filter.limit ?? 50, MAX_PAGE)));
   const rows = await sql.query<RunAndScript>(
-    `SELECT to_jsonb(r) AS run, s.entry AS script ${FROM} WHERE ${conditions.join(" AND ")}
+    `SELECT ${COLUMNS} ${FROM} WHERE ${conditions.join(" AND ")}
      ORDER BY r.id ${oldest ? "ASC" : "DESC"} LIMIT ${limit}`,
     params,
   );
-  return records(sql, values, rows);
+  return records(values, rows);
 }
 
-async function records(
-  sql: SqlClient,
-  values: ValueReader,
-  rows: RunAndScript[],
-): Promise<RunRecord[]> {
-  const ids = rows.map((row) => row.run.id as string);
-  // The journal is the truth about where a run is: its highest seq.
-  const lasts = await sql.query<{ run_id: string; last: number }>(
-    "SELECT run_id, max(seq) AS last FROM rw_journal WHERE run_id = ANY($1) GROUP BY run_id",
-    [ids],
-  );
-  const last = new Map(lasts.map((r) => [r.run_id, r.last]));
+async function records(values: ValueReader, rows: RunAndScript[]): Promise<RunRecord[]> {
   return Promise.all(
-    rows.map(async ({ run, script }) => {
-      const record = await toRecord(runRowFromJson(run), last.get(run.id as string) ?? 1, values);
+    rows.map(async ({ run, script, last }) => {
+      const record = await toRecord(runRowFromJson(run), last ?? 1, values);
       if (script !== null) record.script = script;
       return record;
     }),
