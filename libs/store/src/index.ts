@@ -1,6 +1,8 @@
 export type {
   CreateRunOutcome,
   StartKey,
+  StartLimits,
+  StartLoad,
   Store,
   StoredScript,
   RunRecord,

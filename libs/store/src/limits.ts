@@ -1,5 +1,6 @@
 import { LIMIT_NAMES, RewindError, type LimitName } from "@rewind/core";
 import type { SqlClient } from "./sql.js";
+import type { StartLimits, StartLoad } from "./store.js";
 
 /** A namespace's own limits: a number where it set one, null where it takes the default. */
 export type NamespaceLimits = Record<LimitName, number | null>;
@@ -56,21 +57,28 @@ export async function setLimits(
 
 /**
  * What a start would count against: the namespace's open runs, and the runs it created in the
- * last second (across every API process, since the rows are the truth).
+ * last second (across every API process, since the rows are the truth). `START_LOAD` is the same
+ * count as a statement's CTE ($1: the namespace), for a start that checks and inserts at once.
  */
-export async function startLoad(
-  sql: SqlClient,
-  namespace: string,
-): Promise<{ inFlight: number; lastSecond: number }> {
+export const START_LOAD = `
+  SELECT (SELECT count(*) FROM rw_runs
+           WHERE namespace = $1 AND status IN ('queued', 'running', 'waiting')) AS in_flight,
+         (SELECT count(*) FROM rw_runs
+           WHERE namespace = $1 AND created_at > now() - interval '1 second') AS last_second`;
+
+export function startLoadOf(row: { in_flight: string | number; last_second: string | number }) {
+  return { inFlight: Number(row.in_flight), lastSecond: Number(row.last_second) };
+}
+
+export async function startLoad(sql: SqlClient, namespace: string): Promise<StartLoad> {
   const rows = await sql.query<{ in_flight: string | number; last_second: string | number }>(
-    `SELECT (SELECT count(*) FROM rw_runs
-              WHERE namespace = $1 AND status IN ('queued', 'running', 'waiting')) AS in_flight,
-            (SELECT count(*) FROM rw_runs
-              WHERE namespace = $1 AND created_at > now() - interval '1 second') AS last_second`,
+    START_LOAD,
     [namespace],
   );
-  return {
-    inFlight: Number(rows[0]?.in_flight ?? 0),
-    lastSecond: Number(rows[0]?.last_second ?? 0),
-  };
+  return rows[0] === undefined ? { inFlight: 0, lastSecond: 0 } : startLoadOf(rows[0]);
+}
+
+/** Whether a start under `limits` may go in with the namespace's load at `load`. */
+export function underLimits(load: StartLoad, limits: StartLimits): boolean {
+  return load.inFlight < limits.runsInFlight && load.lastSecond < limits.startsPerSecond;
 }

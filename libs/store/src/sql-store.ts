@@ -62,6 +62,8 @@ import type {
   RunStatus,
   Store,
   StoredScript,
+  StartLimits,
+  StartLoad,
 } from "./store.js";
 
 /** The store over SQL: the same code for Postgres and PGlite. */
@@ -187,7 +189,7 @@ export class SqlStore implements Store {
     return rows[0]?.namespace;
   }
 
-  startLoad(namespace: string): Promise<{ inFlight: number; lastSecond: number }> {
+  startLoad(namespace: string): Promise<StartLoad> {
     return limits.startLoad(this.sql, namespace);
   }
 
@@ -242,11 +244,13 @@ export class SqlStore implements Store {
   async createRun({
     started,
     ttlMs,
+    limits: startLimits,
     idempotency: requested,
     traceparent: traceparentHeader,
   }: {
     started: JournalEntry & { kind: "run.started" };
     ttlMs: number;
+    limits?: StartLimits;
     idempotency?: StartKey;
     traceparent?: string;
   }): Promise<CreateRunOutcome> {
@@ -269,18 +273,45 @@ export class SqlStore implements Store {
       ttlMs,
     ];
     if (value === undefined && idempotency === undefined) {
-      // The usual case (the input fits inline): one statement, one round trip. The foreign keys
-      // are checked at its end, when the namespace and run rows of the same statement exist.
-      await this.sql.execute(
+      // The usual case (the input fits inline): one statement, one round trip, the namespace's
+      // load counted in it (no limits: none can be reached). The foreign keys are checked at its
+      // end, when the namespace and run rows of the same statement exist.
+      const result = await this.sql.execute<{
+        created: number;
+        in_flight: string;
+        last_second: string;
+      }>(
         "rw_create_run",
-        `WITH namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
+        `WITH load AS (${limits.START_LOAD.replaceAll("$1", "$2")}),
+              namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
                 INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, traceparent)
-                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12))
-         INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $9, $10, NULL, $11)`,
-        [...run, row.kind, row.at, JSON.stringify(row.body), traceparent],
+                SELECT $1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12 FROM load
+                 WHERE in_flight < $13 AND last_second < $14
+                RETURNING id),
+              journal AS (
+                INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
+                SELECT id, 1, $9, $10, NULL, $11 FROM run RETURNING run_id)
+         SELECT (SELECT count(*)::int FROM journal) AS created, in_flight, last_second FROM load`,
+        [
+          ...run,
+          row.kind,
+          row.at,
+          JSON.stringify(row.body),
+          traceparent,
+          startLimits?.runsInFlight ?? Number.MAX_SAFE_INTEGER,
+          startLimits?.startsPerSecond ?? Number.MAX_SAFE_INTEGER,
+        ],
       );
-      return { created: true };
+      const answer = result.rows[0]!;
+      return answer.created > 0
+        ? { created: true }
+        : { created: false, refused: limits.startLoadOf(answer) };
+    }
+    // The rarer starts (a start key, a large input): their load counted first.
+    if (startLimits !== undefined) {
+      const load = await this.startLoad(started.namespace);
+      if (!limits.underLimits(load, startLimits)) return { created: false, refused: load };
     }
     if (value === undefined && idempotency !== undefined) {
       // With a key, still one statement: the run row goes in unless the key is taken (the unique

@@ -26,7 +26,23 @@ export interface StartKey {
 }
 
 export type CreateRunOutcome =
-  { created: true } | { created: false; runId: string; digest: string };
+  | { created: true }
+  /** A start key's run exists: its id and request digest. */
+  | { created: false; runId: string; digest: string }
+  /** Over the namespace's start limits: nothing stored; its load as counted. */
+  | { created: false; refused: StartLoad };
+
+/** What a start counts against: the namespace's open runs, and those it created in the last second. */
+export interface StartLoad {
+  inFlight: number;
+  lastSecond: number;
+}
+
+/** The limits a start is held to (the namespace's runsInFlight and startsPerSecond). */
+export interface StartLimits {
+  runsInFlight: number;
+  startsPerSecond: number;
+}
 
 /** A value left out of a journal page: its reference and its size as stored (bytes). */
 export interface DeferredValue {
@@ -239,7 +255,7 @@ export interface Store {
   /** Sets some of a namespace's limits (null: back to the default); answers them all. */
   setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits>;
   /** The namespace's open runs, and the runs it created in the last second. */
-  startLoad(namespace: string): Promise<{ inFlight: number; lastSecond: number }>;
+  startLoad(namespace: string): Promise<StartLoad>;
   /** A namespace's tokens, revoked ones too (every namespace's without one): never a plaintext. */
   listTokens(namespace?: string): Promise<TokenInfo[]>;
   /** Revokes a token by its id, within `namespace` when given; NOT_FOUND for an unknown id. */
@@ -256,11 +272,14 @@ export interface Store {
   /**
    * Stores a new run (status queued) with its journal's first entry, `run.started`. With
    * `idempotency`, unless a run of the namespace already has that key: then nothing is stored and
-   * that run's id and request digest are answered (the caller compares the digests).
+   * that run's id and request digest are answered (the caller compares the digests). With
+   * `limits`, only while the namespace's load is under them, counted in the same round trip as
+   * the insert where it can be: else nothing is stored and the load is answered.
    */
   createRun(run: {
     started: RunStartedEntry;
     ttlMs: number;
+    limits?: StartLimits;
     idempotency?: StartKey;
     /** The W3C traceparent of the request that started the run (validated by the caller). */
     traceparent?: string;

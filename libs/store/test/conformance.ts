@@ -12,6 +12,7 @@ import {
   tokenIdOf,
   type BlobStore,
   type SqlClient,
+  type StartLimits,
   type Store,
 } from "../src/index.js";
 import { codecConformance } from "./codec-conformance.js";
@@ -528,6 +529,49 @@ export function conformance(name: string, backend: Backend): void {
       ).toEqual([ids[1]]);
       expect(await store.listRuns({ namespace: ns, status: "completed" })).toEqual([]);
       expect((await store.openRuns(1000)).map((r) => r.id)).toEqual(expect.arrayContaining(ids));
+    });
+
+    it("refuses a start over its namespace's limits, storing nothing and answering the load", async () => {
+      const ns = `limits_${counter}`;
+      const big = { blob: "x".repeat(70 * 1024) }; // kept apart from the row: another path
+      await newRun({ namespace: ns }); // open: it counts in flight
+      const start = (limits: StartLimits, input?: RunStartedEntry["input"]) => {
+        const entry = started({ namespace: ns, ...(input === undefined ? {} : { input }) });
+        return store.createRun({ started: entry, ttlMs: 60_000, limits }).then((outcome) => ({
+          outcome,
+          entry,
+        }));
+      };
+      // One open run: a limit of one run in flight refuses, on every insert path; so does a
+      // start rate of 0 a second (its count depends on the clock, so no real rate is tried).
+      for (const limits of [
+        { runsInFlight: 1, startsPerSecond: 100 },
+        { runsInFlight: 100, startsPerSecond: 0 },
+      ]) {
+        const refused = {
+          created: false,
+          refused: { inFlight: 1, lastSecond: expect.any(Number) },
+        };
+        for (const input of [undefined, big]) {
+          const { outcome, entry } = await start(limits, input);
+          expect(outcome).toEqual(refused);
+          expect(await store.getRun(entry.runId)).toBeUndefined();
+        }
+        const keyed = started({ namespace: ns });
+        expect(
+          await store.createRun({
+            started: keyed,
+            ttlMs: 60_000,
+            limits,
+            idempotency: { key: `k-${counter}`, digest: "d" },
+          }),
+        ).toEqual(refused);
+        expect(await store.getRun(keyed.runId)).toBeUndefined();
+      }
+      // Under them, it goes in.
+      const { outcome, entry } = await start({ runsInFlight: 2, startsPerSecond: 100 });
+      expect(outcome).toEqual({ created: true });
+      expect((await store.getRun(entry.runId))?.status).toBe("queued");
     });
 
     it("leaves a run no worker has taken yet to its first ring for a while", async () => {

@@ -1,4 +1,5 @@
-import { effectiveLimits, limitExceeded, type Limits } from "@rewind/core";
+import { effectiveLimits, limitExceeded, type Limits, type RewindError } from "@rewind/core";
+import type { StartLimits, StartLoad } from "@rewind/store";
 import { metrics } from "@rewind/telemetry";
 import type { ApiContext } from "./context.js";
 
@@ -24,31 +25,32 @@ export function forgetLimits(ctx: ApiContext, namespace: string): void {
 }
 
 /**
- * Refuses a start (or a fork) beyond the namespace's runs in flight or starts per second, with
- * 429 naming the limit. Counted from the rows, so every API process sees the same figures; two
- * starts at the same instant may both pass at the edge (a limit, not a lock).
+ * The limits a start (or a fork) is held to: the store counts the namespace's load in the same
+ * round trip as the insert, and refuses it over them. Counted from the rows, so every API process
+ * sees the same figures; two starts at the same instant may both pass at the edge (a limit, not a
+ * lock).
  */
-export async function checkStartLimits(ctx: ApiContext, namespace: string): Promise<void> {
-  const [limits, load] = await Promise.all([
-    limitsOf(ctx, namespace),
-    ctx.store.startLoad(namespace),
-  ]);
+export async function startLimits(ctx: ApiContext, namespace: string): Promise<StartLimits> {
+  const { runsInFlight, startsPerSecond } = await limitsOf(ctx, namespace);
+  return { runsInFlight, startsPerSecond };
+}
+
+/** The 429 for a start the store refused, naming the limit it reached and the load it counted. */
+export function startRefused(limits: StartLimits, load: StartLoad, namespace: string): RewindError {
   if (load.inFlight >= limits.runsInFlight) {
     metrics.limitsExceeded.inc({ limit: "runsInFlight" });
-    throw limitExceeded(
+    return limitExceeded(
       "runsInFlight",
       limits.runsInFlight,
       namespace,
       `${load.inFlight} are open: start again once some have ended (or cancel some)`,
     );
   }
-  if (load.lastSecond >= limits.startsPerSecond) {
-    metrics.limitsExceeded.inc({ limit: "startsPerSecond" });
-    throw limitExceeded(
-      "startsPerSecond",
-      limits.startsPerSecond,
-      namespace,
-      `${load.lastSecond} started in the last second: retry after a second (Retry-After)`,
-    );
-  }
+  metrics.limitsExceeded.inc({ limit: "startsPerSecond" });
+  return limitExceeded(
+    "startsPerSecond",
+    limits.startsPerSecond,
+    namespace,
+    `${load.lastSecond} started in the last second: retry after a second (Retry-After)`,
+  );
 }

@@ -2,7 +2,7 @@ import { RewindError, newRunId, type JournalEntry, type RunStartedEntry } from "
 import type { z } from "zod";
 import { ring } from "../doorbell.js";
 import { defineRoute } from "../route.js";
-import { checkStartLimits } from "../limits.js";
+import { startLimits, startRefused } from "../limits.js";
 import { findRun } from "../run-view.js";
 import { notFound } from "../errors.js";
 import { DEFAULT_TTL_MS, ForkDryRun, ForkRunBody, ForkedRun, RunIdParams } from "@rewind/contract";
@@ -84,8 +84,13 @@ export const forkRun = defineRoute({
       void reply.code(200);
       return { dryRun: true, preview } satisfies z.input<typeof ForkDryRun>;
     }
-    await checkStartLimits(ctx, namespace);
-    await ctx.store.createRun({ started, ttlMs: body.ttl ?? DEFAULT_TTL_MS });
+    const limits = await startLimits(ctx, namespace);
+    const outcome = await ctx.store.createRun({
+      started,
+      ttlMs: body.ttl ?? DEFAULT_TTL_MS,
+      limits,
+    });
+    if ("refused" in outcome) throw startRefused(limits, outcome.refused, namespace);
     await ring(ctx, { runId: started.runId, epoch: started.epoch, leases: 0 });
     void reply.code(201).header("Location", `/v1/runs/${started.runId}`);
     return {

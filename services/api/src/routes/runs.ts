@@ -18,7 +18,7 @@ import { ring } from "../doorbell.js";
 import { invalidInput } from "../errors.js";
 import { checkScript, checkValue } from "../submission.js";
 import { defineRoute } from "../route.js";
-import { checkStartLimits } from "../limits.js";
+import { startLimits, startRefused } from "../limits.js";
 import { findRun, replayability, toRunView } from "../run-view.js";
 import { redactAtTheDoor } from "../capture.js";
 import {
@@ -62,7 +62,7 @@ export const createRun = defineRoute({
     const received = hopClock();
     checkValue(body.input, "body.input", ctx.maxValueBytes);
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
-    await checkStartLimits(ctx, namespace);
+    const limits = await startLimits(ctx, namespace);
     const scriptHash = await storeScript(body.script, namespace, ctx);
     // Redacted at the door: the script gets the marker too, so the run stays replayable.
     const input = canonicalInput(
@@ -88,9 +88,11 @@ export const createRun = defineRoute({
     const outcome = await ctx.store.createRun({
       started,
       ttlMs: body.ttl ?? DEFAULT_TTL_MS,
+      limits,
       ...(idempotency !== undefined ? { idempotency } : {}),
       ...(traceparent !== undefined ? { traceparent } : {}),
     });
+    if ("refused" in outcome) throw startRefused(limits, outcome.refused, namespace);
     if (!outcome.created) return repeatedStart(ctx, namespace, idempotency!, outcome, reply);
     hop("api.received", runId, received);
     hop("api.inserted", runId);
