@@ -111,6 +111,8 @@ export default async () => {
     const shown = async () => (await rewind(["runs", "show", id], h.env)).stdout;
     await expect.poll(shown, { timeout: 20_000 }).toMatch(/status\s+waiting/);
     expect(await shown()).toMatch(/waiting\s+for a signal .*rewind signal/);
+    // The script by its file, then its hash.
+    expect(await shown()).toMatch(/script\s+waits\.ts sha256:[0-9a-f]{64}\n/);
     await h.api.runs.signal(id, "go", null);
     await expect
       .poll(shown, { timeout: 20_000 })

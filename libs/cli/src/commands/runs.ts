@@ -136,7 +136,8 @@ export async function showCommand(runId: string, options: { json?: boolean }): P
     `toolset  ${run.toolset}`,
     `epoch    ${run.epoch}`,
   ];
-  lines.push(`script   ${run.scriptHash}`);
+  // Its file first (what the reader wrote), then the hash (what is stored and replayed).
+  lines.push(`script   ${run.script === undefined ? "" : `${run.script} `}${run.scriptHash}`);
   if (run.status === "waiting") {
     const [first, ...more] = waitingFor(entries, run.id);
     lines.push(`waiting  for ${first}`, ...more.map((wait) => `         and ${wait}`));
