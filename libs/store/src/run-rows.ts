@@ -31,8 +31,8 @@ export async function toRecord(
   else if (row.resultRef !== null)
     record.result = (await values.load([row.resultRef], row.namespace)).get(row.resultRef)!;
   if (row.error !== null) {
-    const { nulSafe } = row.error as { nulSafe?: unknown };
-    record.error = (typeof nulSafe === "string" ? JSON.parse(nulSafe) : row.error) as ErrorData;
+    const { errorJson } = row.error as { errorJson?: unknown };
+    record.error = (typeof errorJson === "string" ? JSON.parse(errorJson) : row.error) as ErrorData;
   }
   if (row.endedAt !== null) record.endedAt = row.endedAt;
   if (row.expiresAt !== null) record.expiresAt = row.expiresAt;

@@ -1,6 +1,6 @@
 /**
  * U+0000 from inside a script (issue 17's NUL bytes, past the door): Postgres holds none in text
- * or jsonb, so a run printing one, calling a tool named with one or throwing an error holding one
+ * or jsonb (nor a lone surrogate in jsonb), so a run printing one, calling a tool named with one or throwing an error holding one
  * failed its commit on every attempt and was retried once a second, forever, "running". Each now
  * ends as the script says, with its NUL kept; a source map naming a file with one is refused at
  * the door, naming the field.
@@ -23,6 +23,10 @@ export default async function main(input: { what: string }) {
   if (input.what === "tool") await (tools as any)["ec\\u0000ho"]({});
   if (input.what === "echo") return tools.echo({ "k\\u0000": "v\\u0000" });
   if (input.what === "throw") throw new Error("bad\\u0000thing");
+  if (input.what === "surrogate") {
+    console.log("lone \\ud800");
+    throw new Error("lone \\udc00");
+  }
   return input.what;
 }`,
     filename: "nul.ts",
@@ -62,6 +66,14 @@ it("an error holding U+0000 fails the run with SCRIPT_ERROR and that message", a
   expect(result).toMatchObject({ status: "failed", error: { code: "SCRIPT_ERROR" } });
   expect(result.error?.message).toBe("bad\u0000thing");
   expect((await h.api.runs.get(id)).error?.message).toBe("bad\u0000thing");
+});
+
+it("a lone surrogate in output and in an error is kept too, and the run fails as thrown", async () => {
+  const { id, result } = await run("surrogate");
+  expect(result).toMatchObject({ status: "failed", error: { code: "SCRIPT_ERROR" } });
+  expect(result.error?.message).toBe("lone \udc00");
+  const { entries } = await h.api.runs.journal(id);
+  expect(entries.find((e) => e.kind === "output")).toMatchObject({ text: "lone \ud800\n" });
 });
 
 it("a source map naming a file with U+0000 is refused at submission, naming the field", async () => {
