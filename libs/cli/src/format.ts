@@ -16,15 +16,15 @@ export function statusColor(status: string): string {
   return yellow(status);
 }
 
-/** One line of an entry for the journal table: what it is, in a few words. */
 /** A timer's due time as a date; an epoch-1 journal may hold one past the last date there is. */
-function dueDate(due: number): string {
+export function dueDate(due: number): string {
   const date = new Date(due);
   return Number.isNaN(date.getTime())
     ? `${due} ms after 1970 (past the last date)`
     : date.toISOString();
 }
 
+/** One line of an entry for the journal table: what it is, in a few words. */
 export function entrySummary(entry: JournalEntry): string {
   switch (entry.kind) {
     case "run.started":

@@ -1,4 +1,5 @@
 import type { JournalEntry } from "@rewind/core";
+import { dueDate } from "./format.js";
 
 /**
  * What a waiting run waits for, read from its journal: calls with no outcome yet, timers neither
@@ -19,10 +20,7 @@ export function waitingFor(entries: readonly JournalEntry[], runId = "<run>"): s
         calls.delete(entry.callSeq);
         break;
       case "timer.set":
-        timers.set(
-          entry.seq,
-          `timer due ${new Date(entry.due).toISOString()} (seq ${entry.seq}${at})`,
-        );
+        timers.set(entry.seq, `timer due ${dueDate(entry.due)} (seq ${entry.seq}${at})`);
         break;
       case "timer.fired":
       case "timer.cancel":

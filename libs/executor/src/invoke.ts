@@ -7,6 +7,7 @@ import {
   type Json,
   type Tool,
 } from "@rewind/core";
+import { armUntil } from "./live/long-timer.js";
 
 export type CallOutcome = { ok: true; result: Json } | { ok: false; error: ErrorData };
 
@@ -84,17 +85,26 @@ function withTimeout<T>(
   controller: AbortController | undefined,
 ): Promise<T> {
   if (tool.timeoutMs === undefined || controller === undefined) return work;
+  const timeoutMs = tool.timeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(
-        new RewindError(
-          "TOOL_TIMEOUT",
-          `Tool ${tool.name} did not answer within ${tool.timeoutMs} ms`,
-        ),
-      );
-    }, tool.timeoutMs);
+    // Armed in steps: a timeout past 2^31-1 ms (`timeout: "30d"`) set as one setTimeout fired
+    // after 1 ms, timing every call of the tool out at once.
+    armUntil(
+      Date.now() + timeoutMs,
+      Date.now,
+      () => {
+        controller.abort();
+        reject(
+          new RewindError(
+            "TOOL_TIMEOUT",
+            `Tool ${tool.name} did not answer within ${timeoutMs} ms`,
+          ),
+        );
+      },
+      (handle) => (timer = handle),
+      true,
+    );
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -53,3 +53,26 @@ export function crashLoop(attempts: number, lastSeq: number, cause?: string): Er
       `script does after seq ${lastSeq}, fix it, and fork the run`,
   };
 }
+
+/**
+ * What the store said when it refused a commit for what was in it (SQLSTATE class 22, data
+ * exception, or 54, program limit exceeded), or undefined for any other failure. Such a refusal
+ * comes back on every retry; an outage or a lost lease does not look like it.
+ */
+export function storeRefusal(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !/^(22|54)[0-9A-Z]{3}$/.test(code)) return undefined;
+  return `${(error as Error).message} (SQLSTATE ${code})`;
+}
+
+/** A run whose commits the store refused again and again (see storeRefusal). */
+export function storeRefused(times: number, lastSeq: number, cause: string): ErrorData {
+  return {
+    name: "RewindError",
+    code: "SANDBOX_ERROR",
+    message:
+      `The store refused to journal what the run did after seq ${lastSeq}, ${times} times in a ` +
+      `row: ${cause}. This is a fault of the platform, not of the script: the run is failed ` +
+      `instead of retried forever; report this message, and fork the run once it is fixed`,
+  };
+}

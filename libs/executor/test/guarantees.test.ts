@@ -145,6 +145,24 @@ describe("the executor's guarantees", () => {
     ]);
   });
 
+  it("waits out a tool's timeout past 2^31-1 ms instead of timing it out at once", async () => {
+    // Node fires a setTimeout past 2^31-1 ms (24.8 days) after 1 ms: a tool with a 30-day
+    // timeout answering in 50 ms failed every call with TOOL_TIMEOUT (issue 17's long waits).
+    const toolset = defineToolset("slow", {
+      answer: {
+        run: () => new Promise((resolve) => setTimeout(() => resolve({ ok: true }), 50)),
+        timeout: "30d",
+      },
+    });
+    const result = await run(
+      `import { tools } from "rewind";
+       export default async () => tools.answer({});`,
+      { toolset },
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.result).toEqual({ ok: true });
+  });
+
   it("shows a script every value in canonical key order, live and on replay alike", async () => {
     const toolset = defineToolset("keys", {
       get: async () => ({ zebra: 1, apple: 2, mango: { y: 1, b: 2 } }),

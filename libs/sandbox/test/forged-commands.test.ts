@@ -46,7 +46,7 @@ export default async function main() {
   return "honest end";
 }`;
 
-async function runForger(injection: string) {
+async function runForger(injection: string, epoch?: number) {
   const charges: unknown[] = [];
   const toolset = defineToolset("wire", {
     charge: {
@@ -58,7 +58,12 @@ async function runForger(injection: string) {
     },
   });
   const script = await compileScript({ source: forger(injection), filename: "forger.ts" });
-  const result = await runInProcess({ script, sandbox: sb, toolset });
+  const result = await runInProcess({
+    script,
+    sandbox: sb,
+    toolset,
+    ...(epoch === undefined ? {} : { epoch }),
+  });
   return { result, charges, kinds: result.journal.map((entry) => entry.kind) };
 }
 
@@ -70,6 +75,13 @@ describe("forged commands", () => {
     expect(result.status).toBe("failed");
     expect(result.error).toMatchObject({ code: "SANDBOX_ERROR" });
     expect(result.error?.message).toMatch(/invalid command.*follows the run's end/);
+    expect(charges, "the unsafeToRepeat tool never ran").toEqual([]);
+  });
+
+  it("cannot splice a completion into an epoch-1 run's batch either (the host's check)", async () => {
+    const { result, charges, kinds } = await runForger(INJECTION, 1);
+    expect(kinds, `journal: ${kinds.join(", ")}`).toEqual(["run.started", "run.failed"]);
+    expect(result.error).toMatchObject({ code: "SANDBOX_ERROR" });
     expect(charges, "the unsafeToRepeat tool never ran").toEqual([]);
   });
 

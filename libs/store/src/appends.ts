@@ -1,5 +1,11 @@
 import type { ErrorData } from "@rewind/core";
-import { encodeEntry, type EncodedValue, type EntryRow, type Seal } from "./encoding.js";
+import {
+  encodeEntry,
+  holdsUnstorable,
+  type EncodedValue,
+  type EntryRow,
+  type Seal,
+} from "./encoding.js";
 import type { SqlClient } from "./sql.js";
 import type { AppendOutcome, RunAppend } from "./store.js";
 import type { ValueRow } from "./values.js";
@@ -149,7 +155,7 @@ export async function encodeAppend(
   let ended = false;
   let resultRef: string | undefined;
   let resultJson: string | undefined;
-  let error: ErrorData | undefined;
+  let error: ErrorData | { errorJson: string; code?: string } | undefined;
   for (const entry of append.entries) {
     const { row, value, inline } = encodeEntry(entry, seal);
     rows.push(row);
@@ -173,7 +179,11 @@ export async function encodeAppend(
         break;
       case "run.failed":
         ended = true;
-        error = entry.error;
+        // The run's row keeps a copy of the error (a jsonb column): one holding text Postgres
+        // cannot store (U+0000, a lone surrogate) is kept as JSON text, as its journal row is.
+        error = holdsUnstorable(entry.error)
+          ? { errorJson: JSON.stringify(entry.error), code: entry.error.code }
+          : entry.error;
         break;
       case "run.cancelled":
         ended = true;

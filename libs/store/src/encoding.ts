@@ -63,6 +63,64 @@ export function encodeEntry(
   value?: EncodedValue;
   inline?: string;
 } {
+  const encoded = encodeFields(entry, seal);
+  encoded.row = shieldText(encoded.row);
+  return encoded;
+}
+
+/**
+ * Text Postgres cannot hold: U+0000 (in text or jsonb, "unsupported Unicode escape sequence") and
+ * a lone UTF-16 surrogate (in jsonb, "invalid input syntax for type json"; in text, silently
+ * replaced). A script may put either in anything it emits: a line of output, a tool's name, an
+ * error's message, a callsite (a file name in its source map). Refused, the commit failed on every
+ * attempt and the run was retried forever (issue 17).
+ */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A row holding such text keeps its body and callsite whole as JSON text under `bodyJson` (where
+ * each is an escape, \u0000 or \ud800), with the fields SQL reads from a body (a report's reason,
+ * the redacted rules) beside it in the clear. Values are not concerned: they are stored as
+ * canonical JSON text already.
+ */
+function shieldText(row: EntryRow): EntryRow {
+  if (!holdsUnstorable(row.body) && !holdsUnstorable(row.callsite)) return row;
+  const whole = row.callsite === null ? row.body : { ...row.body, callsite: row.callsite };
+  const body: Record<string, unknown> = { bodyJson: JSON.stringify(whole) };
+  const report = row.body.report as { reason?: unknown } | null | undefined;
+  const reason = row.body.reason ?? report?.reason;
+  if (typeof reason === "string" && !holdsUnstorable(reason)) body.reason = reason;
+  if (row.body.redacted !== undefined && !holdsUnstorable(row.body.redacted))
+    body.redacted = row.body.redacted;
+  return { ...row, callsite: null, body };
+}
+
+/** Whether a string of this JSON value (keys too) holds text Postgres cannot store. */
+export function holdsUnstorable(value: unknown): boolean {
+  if (typeof value === "string") return UNSTORABLE.test(value);
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some(holdsUnstorable);
+  for (const [key, item] of Object.entries(value))
+    if (UNSTORABLE.test(key) || holdsUnstorable(item)) return true;
+  return false;
+}
+
+/** A row as stored, with a body kept as JSON text (see shieldText) opened again. */
+export function openRow<R extends Pick<EntryRow, "body" | "callsite">>(row: R): R {
+  const shielded = row.body.bodyJson;
+  if (typeof shielded !== "string") return row;
+  const { callsite, ...body } = JSON.parse(shielded) as Record<string, unknown>;
+  return { ...row, body, callsite: typeof callsite === "string" ? callsite : null };
+}
+
+function encodeFields(
+  entry: JournalEntry,
+  seal?: Seal,
+): {
+  row: EntryRow;
+  value?: EncodedValue;
+  inline?: string;
+} {
   const { seq, kind, at, callsite, ...rest } = entry as JournalEntry & Record<string, unknown>;
   const body: Record<string, unknown> = rest;
   delete body.kind;
@@ -110,7 +168,8 @@ export function valueFieldOf(kind: string): string | undefined {
   return VALUE_FIELDS[kind as JournalEntry["kind"]];
 }
 
-export function refOf(row: Pick<EntryRow, "kind" | "body">): string | undefined {
+export function refOf(stored: Pick<EntryRow, "kind" | "body" | "callsite">): string | undefined {
+  const row = openRow(stored);
   const field = VALUE_FIELDS[row.kind as JournalEntry["kind"]];
   return field === undefined ? undefined : (row.body[`${field}Ref`] as string | undefined);
 }
@@ -120,11 +179,12 @@ export function refOf(row: Pick<EntryRow, "kind" | "body">): string | undefined 
  * opened values), a sealed one opened with `codec`.
  */
 export function decodeEntry(
-  row: EntryRow,
+  stored: EntryRow,
   valueOf: (ref: string) => Json,
   codec: PayloadCodec | undefined,
   namespace: string,
 ): JournalEntry {
+  const row = openRow(stored);
   const body = { ...row.body };
   const field = VALUE_FIELDS[row.kind as JournalEntry["kind"]];
   if (field !== undefined) {

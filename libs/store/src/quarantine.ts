@@ -7,7 +7,7 @@
  */
 import { RewindError, type Json } from "@rewind/core";
 import type { PayloadCodec } from "./codec.js";
-import { INLINE_VALUE_LIMIT, encodeValue, openReport } from "./encoding.js";
+import { INLINE_VALUE_LIMIT, encodeValue, openReport, openRow } from "./encoding.js";
 import type { SqlClient } from "./sql.js";
 import type { RunRecord, RunStatus } from "./store.js";
 
@@ -161,7 +161,7 @@ export async function withReports(
         run,
         seq: entry.seq,
         at: Number(entry.at),
-        report: openReport(entry.body, codec, run.namespace),
+        report: openReport(openRow({ ...entry, callsite: null }).body, codec, run.namespace),
         pending: pending.filter((request) => request.runId === run.id),
       },
     ];

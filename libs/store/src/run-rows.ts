@@ -30,7 +30,10 @@ export async function toRecord(
     record.result = JSON.parse(openText(row.resultJson, values.codec, row.namespace)) as Json;
   else if (row.resultRef !== null)
     record.result = (await values.load([row.resultRef], row.namespace)).get(row.resultRef)!;
-  if (row.error !== null) record.error = row.error as ErrorData;
+  if (row.error !== null) {
+    const { errorJson } = row.error as { errorJson?: unknown };
+    record.error = (typeof errorJson === "string" ? JSON.parse(errorJson) : row.error) as ErrorData;
+  }
   if (row.endedAt !== null) record.endedAt = row.endedAt;
   if (row.expiresAt !== null) record.expiresAt = row.expiresAt;
   if (row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > new Date())

@@ -416,6 +416,67 @@ export function conformance(name: string, backend: Backend): void {
       expect(await mine(8.64e15)).toEqual([{ runId: entry.runId, timerSeq: 2, dueAt: 8.64e15 }]);
     });
 
+    for (const [what, nul] of [
+      ["U+0000", "a\u0000b"],
+      ["a lone surrogate", "a\ud800b\udc00"],
+    ] as const)
+      it(`keeps ${what} wherever a script can put one: output, a call's name, an error, a callsite`, async () => {
+        // Postgres holds neither in jsonb: such a commit failed on every attempt, and the run was
+        // retried forever (issue 17, `console.log("a\0b")`).
+        const { entry, lease } = await newRun();
+        // A plain step (one INSERT), then the run's end (rw_commit, the run's row too).
+        const plain: JournalEntry[] = [
+          {
+            seq: 2,
+            kind: "output",
+            at: 1_000,
+            callsite: `${nul}.ts:1:1`,
+            stream: "stdout",
+            text: nul,
+          },
+          {
+            seq: 3,
+            kind: "call",
+            at: 1_000,
+            callsite: "s.ts:3:5",
+            name: nul,
+            args: { [nul]: nul },
+            callId: "r/3",
+          },
+        ];
+        const error = { name: "Error", message: nul, code: "SCRIPT_ERROR", stack: `Error: ${nul}` };
+        const ended: JournalEntry[] = [
+          {
+            seq: 4,
+            kind: "call.error",
+            at: 1_000,
+            callSeq: 3,
+            error: { name: "Error", message: nul },
+          },
+          {
+            seq: 5,
+            kind: "run.quarantined",
+            at: 1_000,
+            report: { reason: "divergence", ours: nul },
+          },
+          { seq: 6, kind: "run.failed", at: 1_000, error },
+        ];
+        expect(
+          await store.commit([{ lease, afterSeq: 1, entries: plain, status: "running" }]),
+        ).toEqual(["ok"]);
+        expect(
+          await store.commit([{ lease, afterSeq: 3, entries: ended, status: "failed" }]),
+        ).toEqual(["ok"]);
+        expect(await store.readJournal(entry.runId)).toEqual([entry, ...plain, ...ended]);
+        expect((await store.getRun(entry.runId))?.error).toEqual(error);
+        // What SQL reads from a body stays in the clear beside the text.
+        const reasons = await sql.query<{ reason: string }>(
+          "SELECT body->>'reason' AS reason FROM rw_journal WHERE run_id = $1 AND seq = 5",
+          [entry.runId],
+        );
+        expect(reasons).toEqual([{ reason: "divergence" }]);
+      });
+
     it("keeps timers as rows until they fire, are cancelled, or the run ends", async () => {
       const { entry, lease } = await newRun();
       await store.commit([

@@ -66,10 +66,13 @@ function checkSourceMap(text: string): void {
   const map: unknown = JSON.parse(text);
   if (map === null || typeof map !== "object" || Array.isArray(map))
     throw new TypeError("it is not a JSON object");
-  const { version, sources, mappings } = map as Record<string, unknown>;
+  const { version, sources, sourceRoot, mappings } = map as Record<string, unknown>;
   if (version !== 3) throw new TypeError(`its version is ${JSON.stringify(version)}, not 3`);
   if (!Array.isArray(sources) || !sources.every((s) => typeof s === "string" || s === null))
     throw new TypeError('"sources" is not a list of file names');
+  // Its file names become the callsites of journal entries: a database holds no NUL.
+  if ([...sources, sourceRoot].some((s) => typeof s === "string" && s.includes("\u0000")))
+    throw new TypeError('a file name in "sources" or "sourceRoot" holds a NUL character (U+0000)');
   if (typeof mappings !== "string" || !MAPPINGS.test(mappings))
     throw new TypeError('"mappings" is not a string of base64 VLQ segments');
 }

@@ -129,7 +129,10 @@ export async function startProjectorService(options: ProjectorProcessOptions = {
   if (dispatcher !== undefined)
     for (const outcome of ["delivered", "retrying", "failed"])
       metrics.webhookDeliveries.inc({ outcome }, 0);
-  serveAs("projector");
+  // Its own process is the projector: /metrics lists the projector's metrics. Embedded (`rewind
+  // dev` hands it its store), the process is every service, and serves every metric: declaring
+  // it the projector there hid the API's and the executor's (issue 17's limit hits among them).
+  if (options.store === undefined) serveAs("projector");
   // The lag from the cursors themselves at each scrape: the figure is the store's, not memory's.
   const stopLag = onScrape(async () => {
     const now = Date.now();

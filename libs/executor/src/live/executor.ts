@@ -20,7 +20,13 @@ import {
 } from "@rewind/sandbox";
 import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
 import { invokeTool } from "../invoke.js";
-import { crashLoop, toolNotFound, unsafeToRepeat } from "../verdicts.js";
+import {
+  crashLoop,
+  storeRefusal,
+  storeRefused,
+  toolNotFound,
+  unsafeToRepeat,
+} from "../verdicts.js";
 import { hop, metrics } from "@rewind/telemetry";
 import { countLater } from "./count-later.js";
 import { GroupCommitter } from "./group-commit.js";
@@ -71,6 +77,12 @@ export class Executor {
    * journaled. A run rebuilt here must not invoke them again.
    */
   private readonly owedCalls = new Map<string, Set<number>>();
+  /**
+   * Activations of a run that failed in a row because the store refused what it was to journal
+   * (storeRefusal), and what it said: such a run is failed at its next load past the bound,
+   * instead of being replayed and refused once a second forever.
+   */
+  private readonly refusals = new Map<string, { times: number; cause: string }>();
   private readonly committer: GroupCommitter;
   private readonly limits: NamespaceLimitsCache;
   private readonly capture: CapturePolicyCache;
@@ -163,6 +175,7 @@ export class Executor {
     const started = performance.now();
     try {
       await this.process(runId, internal, scheduleToStartMs);
+      this.refusals.delete(runId);
     } finally {
       const seconds = (performance.now() - started) / 1000;
       countLater(() => metrics.activationSeconds.observe({ kind }, seconds, runId));
@@ -298,6 +311,12 @@ export class Executor {
     const deaths = lease.deaths;
     if (deaths !== undefined && deaths.count >= bound && lease.lastSeq <= deaths.seq)
       return this.failCrashLoop(lease, deaths.count, deaths.cause ?? undefined);
+    // Refused by the store again and again: named for that, whether supervised or not.
+    const refused = this.refusals.get(runId);
+    if (refused !== undefined && refused.times >= bound) {
+      this.refusals.delete(runId);
+      return this.failLoaded(lease, storeRefused(refused.times, lease.lastSeq, refused.cause));
+    }
     // Without supervision a script may have taken this process down: each load that made no
     // progress counts. With it, a script cannot, and a kill -9 of this process (a deploy, an
     // operator) must not charge the runs it held: their deaths are counted above, precisely.
@@ -752,12 +771,17 @@ export class Executor {
   }
 
   /** A run that took its process down again and again without progress is failed, not retried. */
-  private async failCrashLoop(lease: Lease, times: number, cause?: string): Promise<undefined> {
+  private failCrashLoop(lease: Lease, times: number, cause?: string): Promise<undefined> {
+    return this.failLoaded(lease, crashLoop(times, lease.lastSeq, cause));
+  }
+
+  /** Fails a run just leased, before anything of it runs again. */
+  private async failLoaded(lease: Lease, error: ErrorData): Promise<undefined> {
     const verdict = {
       seq: lease.lastSeq + 1,
       kind: "run.failed",
       at: this.now(),
-      error: crashLoop(times, lease.lastSeq, cause),
+      error,
     } as JournalEntry;
     const outcome = await this.committer.append({
       lease,
@@ -881,6 +905,9 @@ export class Executor {
   /** A failed activation (the store unreachable, …): retried with a pause; nothing is lost. */
   private failed(runId: string, error: unknown): void {
     if (error instanceof Crashed) return;
+    const cause = storeRefusal(error);
+    if (cause !== undefined)
+      this.refusals.set(runId, { times: (this.refusals.get(runId)?.times ?? 0) + 1, cause });
     this.options.onError?.(runId, error);
     if (this.closed) return;
     const retry = setTimeout(() => void this.activate(runId), 1000);

@@ -8,12 +8,14 @@ export const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
  * Calls `onDue` once `now()` has reached `due`, however far away: armed in steps of at most
  * LONGEST_TIMEOUT_MS (a 30-day timer wakes twice, a year's 15 times). setTimeout may also fire a
  * little early; the rest is waited out the same way. `keep` receives each handle, to clear it.
+ * The handles are unref'd (a run's timer is a row in the store) unless `ref` says otherwise.
  */
 export function armUntil(
   due: number,
   now: () => number,
   onDue: () => void,
   keep: (handle: NodeJS.Timeout) => void,
+  ref = false,
 ): void {
   const wake = () => {
     const left = due - now();
@@ -22,7 +24,7 @@ export function armUntil(
   };
   const arm = (left: number) => {
     const handle = setTimeout(wake, Math.min(left, LONGEST_TIMEOUT_MS));
-    handle.unref();
+    if (!ref) handle.unref();
     keep(handle);
   };
   arm(Math.max(0, due - now()));

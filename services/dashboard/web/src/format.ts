@@ -28,6 +28,17 @@ export function duration(ms: number): string {
   return `${Math.floor(ms / 86_400_000)} d ${Math.round((ms % 86_400_000) / 3_600_000)} h`;
 }
 
+/**
+ * A logical time (ms since 1970) as an ISO date; a timer in an epoch-1 journal may be due past the
+ * last date there is (setTimeout(f, 9e15)), which has no date to show and must not stop the page.
+ */
+export function isoTime(ms: number): string {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime())
+    ? `${ms} ms after 1970 (past the last date)`
+    : date.toISOString();
+}
+
 export function localTime(iso: string | number | undefined): string {
   if (iso === undefined) return "";
   const date = new Date(iso);

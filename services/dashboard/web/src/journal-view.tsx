@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { JournalEntry } from "./api.js";
-import { duration } from "./format.js";
+import { duration, isoTime } from "./format.js";
 import { entryTitle, inFlightAfter, lineAfter, type PinnedJournal } from "./journal-model.js";
 import { Brief, useOmitted, ValueView } from "./value-view.js";
 
@@ -16,7 +16,7 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
       </h4>
       <dl class="facts">
         <dt>logical time</dt>
-        <dd>{new Date(entry.at).toISOString()}</dd>
+        <dd>{isoTime(entry.at)}</dd>
         {entry.callsite !== undefined && (
           <>
             <dt>callsite</dt>
@@ -38,7 +38,7 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
         {entry.kind === "timer.set" && (
           <>
             <dt>due</dt>
-            <dd>{new Date(entry.due).toISOString()}</dd>
+            <dd>{isoTime(entry.due)}</dd>
           </>
         )}
       </dl>

@@ -1,16 +1,24 @@
 /**
  * A tenant pushing past its namespace's limits: each is refused or fails the run with
  * LIMIT_EXCEEDED naming the limit, its value and how to raise it; the platform keeps serving and
- * other runs complete (the invariants checked after each case, with the limits reset).
+ * other runs complete (the invariants checked after each case, with the limits reset). Each hit
+ * is counted in rewind_limits_exceeded_total{limit}, as /metrics serves it.
  */
 import { compileScript } from "@rewind/sandbox";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openHostilePlatform, type HostilePlatform } from "./harness.js";
 
 let h: HostilePlatform;
+let scraper: { authorization: string };
 beforeAll(async () => {
   h = await openHostilePlatform();
+  const token = await h.platform.store.createToken("ops", "prometheus", ["metrics"]);
+  scraper = { authorization: `Bearer ${token}` };
 }, 180_000);
+let countedBefore = new Map<string, number>();
+beforeEach(async () => {
+  countedBefore = await limitHits();
+});
 afterAll(async () => h?.close(), 60_000);
 afterEach(async () => {
   await setLimits({
@@ -51,7 +59,19 @@ interface ErrorBody {
   error: { code?: string; message: string };
 }
 
-function expectLimit(
+/** rewind_limits_exceeded_total by limit, as /metrics serves it to a scraper. */
+async function limitHits(): Promise<Map<string, number>> {
+  const response = await fetch(`${h.url}/metrics`, { headers: scraper });
+  expect(response.status).toBe(200);
+  const hits = new Map<string, number>();
+  for (const [, limit, count] of (await response.text()).matchAll(
+    /^rewind_limits_exceeded_total\{limit="(\w+)"\} (\d+)/gm,
+  ))
+    hits.set(limit!, Number(count));
+  return hits;
+}
+
+async function expectLimit(
   error: { code?: string; message: string } | undefined,
   name: string,
   value: number,
@@ -60,6 +80,14 @@ function expectLimit(
   expect(error?.message).toContain(`Limit ${name}`);
   expect(error?.message).toContain(`at most ${value}`);
   expect(error?.message).toContain(`rewind limits set ${name}=`);
+  // Counted, in a moment: the executor counts off its hot path.
+  const before = countedBefore.get(name) ?? 0;
+  let now = before;
+  for (let i = 0; i < 50 && now <= before; i++) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    now = (await limitHits()).get(name) ?? 0;
+  }
+  expect(now, `rewind_limits_exceeded_total{limit="${name}"}`).toBeGreaterThan(before);
 }
 
 describe("limits inside a run fail it, named", () => {
@@ -71,7 +99,7 @@ describe("limits inside a run fail it, named", () => {
       return "armed them all";
     }`);
     expect(result.status).toBe("failed");
-    expectLimit(result.error, "timers", 20);
+    await expectLimit(result.error, "timers", 20);
   });
 
   it("outputBytes: a run printing 200 KB fails at 10,000 bytes", async () => {
@@ -81,7 +109,7 @@ describe("limits inside a run fail it, named", () => {
       return "printed";
     }`);
     expect(result.status).toBe("failed");
-    expectLimit(result.error, "outputBytes", 10000);
+    await expectLimit(result.error, "outputBytes", 10000);
   });
 
   it("journalEntries and journalBytes: a run that journals without end fails", async () => {
@@ -92,14 +120,14 @@ describe("limits inside a run fail it, named", () => {
       return "slept";
     }`);
     expect(entries.status).toBe("failed");
-    expectLimit(entries.error, "journalEntries", 30);
+    await expectLimit(entries.error, "journalEntries", 30);
     await setLimits({ journalEntries: null, journalBytes: 20_000 });
     const bytes = await runToEnd(`export default async function main() {
       for (let i = 0; i < 100; i++) console.log("y".repeat(500));
       return "printed";
     }`);
     expect(bytes.status).toBe("failed");
-    expectLimit(bytes.error, "journalBytes", 20000);
+    await expectLimit(bytes.error, "journalBytes", 20000);
   });
 });
 
@@ -123,7 +151,7 @@ describe("limits on starts refuse them with 429", () => {
       body: JSON.stringify({ script: waits, input: {} }),
     });
     expect(refused.status).toBe(429);
-    expectLimit(((await refused.json()) as ErrorBody).error, "runsInFlight", 2);
+    await expectLimit(((await refused.json()) as ErrorBody).error, "runsInFlight", 2);
     for (const id of open) await h.api.runs.cancel(id);
     for (const id of open)
       for (let i = 0; i < 10 && (await h.api.runs.result(id, "20s")).status !== "cancelled"; i++);
@@ -143,7 +171,7 @@ describe("limits on starts refuse them with 429", () => {
     }
     expect(refused?.status).toBe(429);
     expect(refused?.headers.get("retry-after")).toBe("1");
-    expectLimit(((await refused!.json()) as ErrorBody).error, "startsPerSecond", 1);
+    await expectLimit(((await refused!.json()) as ErrorBody).error, "startsPerSecond", 1);
   });
 
   it("a limit is validated at the door, naming the field", async () => {
