@@ -16,6 +16,13 @@ const lazy =
   };
 const runs$ = () => import("./commands/runs.js");
 
+// A reader that stops early (`rewind runs list | head`) closes the pipe: that is the end of the
+// output, not an error to print a stack for.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 /**
  * Folds an alias into the option the command reads: the contract's flags keep their names
  * (`exec --tools FILE`, `dev --toolset FILE…`), and the other spelling works too.

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -251,3 +251,19 @@ describe("rewind exec --fork", () => {
     expect(lines[1]!.callId).toBe(parentLines[1]!.callId); // the reused lookup keeps its callId
   });
 });
+
+it("ends quietly when the reader closes the pipe early (rewind … | head)", async () => {
+  const script = path.join(dir, "chatty.ts");
+  writeFileSync(
+    script,
+    `export default async () => { for (let i = 0; i < 20000; i++) console.log("line", i, "x".repeat(80)); };`,
+  );
+  const child = spawn(process.execPath, [cli, "exec", script], { cwd: root });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  // Like `head -1`: the first chunk read, then the pipe closed.
+  child.stdout.once("data", () => child.stdout.destroy());
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  expect(stderr).not.toMatch(/EPIPE|Error/);
+  expect(code).toBe(0);
+}, 60_000);
