@@ -23,6 +23,7 @@ import { bullmqFloor, postgresFloor } from "./floors.js";
 import { dumpRunningJournals } from "./observe.js";
 import { Platform } from "./platform.js";
 import { printProfiles } from "./profile-summary.js";
+import { PROJECTIONS_API_ENV } from "./projections.js";
 import { fmtMs, rate } from "./print.js";
 import { assertBuilt, killAll } from "./processes.js";
 import { w1Drain } from "./w1-drain.js";
@@ -74,7 +75,7 @@ try {
     countQueries: flags.countQueries,
     ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
     // W1-projections subscribes a webhook receiver on loopback, which the API refuses by default.
-    ...(runs("W1-projections") ? { env: { REWIND_WEBHOOK_ALLOW: "127.0.0.1" } } : {}),
+    ...(runs("W1-projections") ? { env: PROJECTIONS_API_ENV } : {}),
   });
   const bench: Bench = { platform, report, flags, floors: {} };
   if (runs("floors")) {

@@ -7,10 +7,9 @@
  * committed entry a sink has not delivered; target p99 under 2 s), then how long it took to catch
  * up once W1 ended.
  */
-import { createServer, type Server } from "node:http";
-import { Collector } from "../../services/projector/test/collector.js";
 import type { Bench } from "./context.js";
 import { fmtMs, percentile } from "./print.js";
+import { caughtUp, readLag, startProjections } from "./projections.js";
 import { w1Throughput } from "./w1-throughput.js";
 
 const TARGET_COST = 0.1;
@@ -19,61 +18,12 @@ const TARGET_LAG_P99_S = 2;
 // sampling alone cost Postgres about 170 µs a W1 call (measured against no sampling), part of
 // the figure it meant to watch. Once a second is still 15 times a usual scrape interval.
 const SAMPLE_MS = 1_000;
-const CATCH_UP_TIMEOUT_MS = 120_000;
-
-/** A webhook endpoint that takes every delivery (204) and counts them. */
-async function receiver(): Promise<{ server: Server; url: string; received: () => number }> {
-  let received = 0;
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      received++;
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address() as { port: number };
-  return { server, url: `http://127.0.0.1:${address.port}/hooks`, received: () => received };
-}
-
-/** Each sink's lag (seconds) and the webhooks not yet delivered, from the projector's /metrics. */
-async function readLag(metricsUrl: string): Promise<{ lag: Map<string, number>; pending: number }> {
-  const text = await (await fetch(metricsUrl)).text();
-  const lag = new Map<string, number>();
-  let pending = 0;
-  for (const line of text.split("\n")) {
-    const sink = /^rewind_projector_lag_seconds\{sink="([^"]+)"\} (\S+)/.exec(line);
-    if (sink) lag.set(sink[1]!, Number(sink[2]));
-    const waiting = /^rewind_webhook_pending_deliveries(?:\{\})? (\S+)/.exec(line);
-    if (waiting) pending = Number(waiting[1]);
-  }
-  return { lag, pending };
-}
-
-/** Waits until every sink and the webhook dispatcher have nothing left (or the time is up). */
-async function caughtUp(metricsUrl: string): Promise<{ done: boolean; ms: number }> {
-  const started = Date.now();
-  while (Date.now() - started < CATCH_UP_TIMEOUT_MS) {
-    const { lag, pending } = await readLag(metricsUrl);
-    if (lag.size > 0 && [...lag.values()].every((seconds) => seconds === 0) && pending === 0)
-      return { done: true, ms: Date.now() - started };
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { done: false, ms: Date.now() - started };
-}
 
 export async function w1Projections(bench: Bench, w1CallsPerSecond: number | undefined) {
   const { platform, report } = bench;
-  const collector = new Collector();
-  await collector.start();
-  const hooks = await receiver();
+  const projections = await startProjections(platform);
   try {
-    const hook = await platform.client.webhooks.create({ url: hooks.url });
-    const { metricsUrl } = await platform.startProjector({
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpUrl,
-      OTEL_SERVICE_NAME: "rewind-bench",
-      REWIND_WEBHOOK_ALLOW: "127.0.0.1",
-    });
+    const { metricsUrl } = projections;
     // It starts at the beginning of history: first the earlier workloads' entries (not counted).
     const backlog = await caughtUp(metricsUrl);
     console.log(
@@ -97,7 +47,7 @@ export async function w1Projections(bench: Bench, w1CallsPerSecond: number | und
     const after = await caughtUp(metricsUrl);
     console.log(
       `  projector: ${after.done ? `caught up ${fmtMs(after.ms)} after the last run ended` : `NOT caught up ${fmtMs(after.ms)} after W1`}; ` +
-        `${hooks.received()} webhook deliveries received; CPU per call ${(run.perCall.projector * 1e6).toFixed(0)} µs`,
+        `${projections.received()} webhook deliveries received; CPU per call ${(run.perCall.projector * 1e6).toFixed(0)} µs`,
     );
     for (const [sink, lags] of samples) {
       const p99 = percentile(lags, 0.99);
@@ -127,10 +77,7 @@ export async function w1Projections(bench: Bench, w1CallsPerSecond: number | und
       "yes",
       after.done,
     );
-    await platform.client.webhooks.remove(hook.id);
   } finally {
-    await platform.stopProjector();
-    hooks.server.close();
-    await collector.stop();
+    await projections.stop();
   }
 }

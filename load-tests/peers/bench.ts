@@ -5,10 +5,12 @@
  * `rewind api` and W `rewind worker` processes on Postgres (synchronous_commit on) and Redis
  * (see ../cluster/platform.ts). In the same run, DBOS and Restate on the same workload, from the
  * harnesses in ../../shared/peers (installed in a scratch copy: PEERS_DIR, default
- * $TMPDIR/rewind-peers); missing peers fail the benchmark unless --no-peers.
+ * $TMPDIR/rewind-peers); missing peers fail the benchmark unless --no-peers. With --projections,
+ * Rewind runs with every projection on (`rewind projector`: traces to a real Collector, a webhook
+ * for every run event), as users run it.
  *
  *   npm run bench:peers -w load-tests -- [--runs 200] [--steps 10] [--concurrency 1,32]
- *                                        [--rounds 3] [--workers 2] [--no-peers]
+ *                                        [--rounds 3] [--workers 2] [--no-peers] [--projections]
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
@@ -16,6 +18,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Platform } from "../cluster/platform.js";
+import {
+  PROJECTIONS_API_ENV,
+  caughtUp,
+  startProjections,
+  type Projections,
+} from "../cluster/projections.js";
 import { assertBuilt, killAll } from "../cluster/processes.js";
 import { CALLS, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 
@@ -27,6 +35,7 @@ const { values: flags } = parseArgs({
     rounds: { type: "string", default: "3" },
     workers: { type: "string", default: "2" },
     "no-peers": { type: "boolean", default: false },
+    projections: { type: "boolean", default: false },
   },
 });
 const N = Number(flags.runs);
@@ -68,10 +77,13 @@ async function rewindRows(): Promise<Row[]> {
     logDir,
     cpuProf: false,
     countQueries: false,
+    ...(flags.projections ? { env: PROJECTIONS_API_ENV } : {}),
   });
   const rows: Row[] = [];
+  let projections: Projections | undefined;
   try {
     await platform.start();
+    if (flags.projections) projections = await startProjections(platform);
     const client = platform.client;
     const script = await compile(CALLS, "calls.ts");
     await client.runs.start({ script, toolset: TOOLSET, input: { n: 0 } }); // stores the script
@@ -115,7 +127,14 @@ async function rewindRows(): Promise<Row[]> {
         rows.push(row);
       }
     }
+    if (projections !== undefined) {
+      const after = await caughtUp(projections.metricsUrl);
+      console.log(
+        `projections: ${projections.received()} webhook deliveries; the projector ${after.done ? `caught up ${Math.round(after.ms)} ms after the last workflow` : "did NOT catch up"}`,
+      );
+    }
   } finally {
+    await projections?.stop();
     await platform.close();
   }
   return rows;
@@ -154,7 +173,8 @@ function peerRows(peer: string): Promise<Row[]> {
 }
 
 function summary(rows: Row[]): void {
-  console.log(`\n${N} workflows × ${K} steps, medians of ${ROUNDS} rounds`);
+  const on = flags.projections ? ", Rewind with every projection on" : "";
+  console.log(`\n${N} workflows × ${K} steps, medians of ${ROUNDS} rounds${on}`);
   console.log("who        C   steps/s   p50 ms   p99 ms");
   const best = new Map<number, number>();
   for (const who of ["rewind", ...PEERS]) {
