@@ -29,6 +29,22 @@ export default async function main(input: { evil: string; huge: string }) {
 }
 `;
 
+/** A script of two files: its one call is made in the helper, lib/ask.ts line 3. */
+const ASK_FILES = {
+  "main.ts": `import { ask } from "./lib/ask";
+export default async function main(input: { q: string }) {
+  const answer = await ask(input.q);
+  return { answer };
+}
+`,
+  "lib/ask.ts": `import { tools } from "rewind";
+export async function ask(q: string): Promise<number> {
+  const found = await tools.lookup({ q });
+  return found.answer;
+}
+`,
+};
+
 /** Browser steps are slow on a loaded machine: each test has two minutes. */
 const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 120_000);
 
@@ -39,6 +55,7 @@ let api: Rewind;
 let browser: Browser;
 let orderRun = "";
 let hostileRun = "";
+let multiFileRun = "";
 
 beforeAll(async () => {
   harness = await startDashboard("rewind-dashboard-runs-", [shop]);
@@ -56,6 +73,9 @@ beforeAll(async () => {
     })
   ).id;
   await api.runs.result(hostileRun, "60s");
+  const ask = await api.scripts.compile({ entry: "main.ts", files: ASK_FILES });
+  multiFileRun = (await api.runs.start({ script: ask, toolset: "shop", input: { q: "why" } })).id;
+  expect((await api.runs.result(multiFileRun, "60s")).status).toBe("completed");
   // The order charges, then waits for its approval.
   for (let i = 0; i < 600 && (await api.runs.get(orderRun)).status !== "waiting"; i++)
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -71,7 +91,7 @@ it("lists runs with counts, filters them by script and status, and opens one", a
   await page.evaluate(() => (location.hash = "#/runs"));
   await page.locator(`tr[data-run="${orderRun}"]`).waitFor();
   expect(await page.locator(`tr[data-run="${hostileRun}"]`).count()).toBe(1);
-  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe("2");
+  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe("3");
   expect(await page.locator('[data-count="failed"]').textContent()).toBe("1");
   expect(await page.locator(`tr[data-run="${orderRun}"] td`).nth(2).textContent()).toBe("order.ts");
 
@@ -87,6 +107,7 @@ it("lists runs with counts, filters them by script and status, and opens one", a
 
   await page.getByRole("link", { name: "Clear" }).click();
   await page.locator(`tr[data-run="${hostileRun}"]`).waitFor();
+  await page.locator(`tr[data-run="${multiFileRun}"]`).waitFor();
   expect(await axeViolations(page)).toEqual([]);
   await page.screenshot({ path: path.join(shots, "runs.png"), fullPage: true });
   await page.getByRole("link", { name: orderRun }).click();
@@ -192,6 +213,51 @@ it("previews a fork of the failed run, then forks it from the keyboard alone", a
     .getByRole("link", { name: hostileRun })
     .waitFor();
   expect((await api.runs.get(fork)).parent?.runId).toBe(hostileRun);
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
+it("shows each file of a multi-file script, its calls pinned in the file that made them", async () => {
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate((id) => (location.hash = `#/runs/${id}`), multiFileRun);
+  const files = page.getByRole("group", { name: "The script's files" });
+  await files.waitFor();
+  expect(await files.getByRole("button").allTextContents()).toEqual([
+    "main.ts (entry) 0 entries",
+    "lib/ask.ts 2 entries",
+  ]);
+  expect(await page.locator(".source figcaption").textContent()).toMatch(/^main\.ts as this run/);
+  // A journal row of the helper's call opens its file at its line.
+  const call = page.locator('ol.entries li[data-seq="2"]');
+  expect(await call.locator(".where").textContent()).toBe("lib/ask.ts line 3");
+  await call.getByRole("button").click();
+  await expect
+    .poll(() => page.locator(".source figcaption").textContent())
+    .toMatch(/^lib\/ask\.ts as this run/);
+  expect(
+    await files.getByRole("button", { name: /^lib\/ask\.ts/ }).getAttribute("aria-pressed"),
+  ).toBe("true");
+  const line = page.locator('li.line[data-line="3"]');
+  expect(await line.getAttribute("class")).toContain("selected");
+  expect(await line.locator(".text").textContent()).toContain("tools.lookup");
+  expect(await page.locator("aside.details h4").textContent()).toBe("#2 call lookup");
+  // The scrubber names the file too.
+  await page.locator("#scrub").fill("2");
+  await expect
+    .poll(() => page.locator("#scrub-state").textContent())
+    .toBe("#2: lib/ask.ts line 3; in flight: #2 call lookup");
+  // Back to the entry file by its button, then the helper's mark lists both entries of line 3.
+  await files.getByRole("button", { name: /^main\.ts/ }).click();
+  await expect.poll(() => page.locator("button.mark").count()).toBe(0);
+  await files.getByRole("button", { name: /^lib\/ask\.ts/ }).click();
+  await page.locator('li.line[data-line="3"] button.mark').click();
+  await expect
+    .poll(() => page.locator("aside.details h3").textContent())
+    .toBe("lib/ask.ts line 3: 2 entries");
+  expect(await page.locator("aside.details article.entry").count()).toBe(2);
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: path.join(shots, "run-multi-file.png"), fullPage: true });
   expect(page.problems).toEqual([]);
   await page.close();
 });
