@@ -137,6 +137,10 @@ it("shows each call of examples/order.ts beside its line, scrubs the journal, an
   expect(await call.textContent()).toContain(`${orderRun}/2`); // its callId
   expect(await call.textContent()).toContain('"id": "ch_o-1"'); // its result, opened
 
+  // Its timings: created, and the start of its logical clock (its run.started).
+  expect(await page.locator(".run-header dl").textContent()).toMatch(
+    /created.+started.+\(its logical clock's start\)logical time/,
+  );
   // The scrubber: after #2 the charge is in flight at line 5.
   await page.locator("#scrub").fill("2");
   await expect
@@ -180,6 +184,9 @@ it("executes nothing of a run full of hostile payloads, and cuts its huge value"
   ).toBe(0);
   // The error is text too, in the header and in the list.
   expect(await page.locator(".run-header pre.error").textContent()).toContain(HOSTILE);
+  // The failure is pinned where it was thrown (its stack's frame in the script): line 6.
+  expect(await page.locator('li.line[data-line="6"] button.mark').textContent()).toBe("1");
+  expect(await page.locator('ol.entries li[data-seq="5"] .where').textContent()).toBe("line 6");
   expect(page.problems).toEqual([]);
   await page.screenshot({ path: path.join(shots, "run-hostile.png") });
   await page.evaluate(() => (location.hash = "#/runs"));

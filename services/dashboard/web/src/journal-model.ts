@@ -4,7 +4,7 @@
  * in flight after each seq.
  */
 import type { JournalEntry } from "./api.js";
-import { lineOf } from "./format.js";
+import { lineOf, stackFrames } from "./format.js";
 
 /** A line of one of the script's files. */
 export interface Place {
@@ -60,7 +60,9 @@ export function pinJournal(
           : { file, line: own.line }
         : answered !== undefined
           ? placeOfSeq.get(answered)
-          : undefined;
+          : entry.kind === "run.failed"
+            ? thrownIn(entry.error.stack, fileOf)
+            : undefined;
     if (place === undefined) continue;
     placeOfSeq.set(entry.seq, place);
     const lines = byFile.get(place.file) ?? new Map<number, JournalEntry[]>();
@@ -70,6 +72,22 @@ export function pinJournal(
     lines.set(place.line, list);
   }
   return { byFile, placeOfSeq, answerOf };
+}
+
+/**
+ * A failure has no callsite of its own: it is pinned where it was thrown, the first frame of its
+ * (source-mapped) stack in one of the script's files.
+ */
+function thrownIn(
+  stack: string | undefined,
+  fileOf: (name: string) => string | undefined,
+): Place | undefined {
+  for (const frame of stackFrames(stack)) {
+    const at = lineOf(frame);
+    const file = at === undefined ? undefined : fileOf(at.file);
+    if (at !== undefined && file !== undefined) return { file, line: at.line };
+  }
+  return undefined;
 }
 
 /** The one of `files` a callsite's file name means (itself, or the one it ends), memoised. */

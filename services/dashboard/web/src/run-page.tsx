@@ -235,6 +235,15 @@ function RunHeader(props: {
         <dd>{run.epoch}</dd>
         <dt>created</dt>
         <dd>{localTime(run.createdAt)}</dd>
+        {started !== undefined && (
+          <>
+            <dt>started</dt>
+            <dd>
+              {/* The run's own clock begins here (Date.now() in the script): its run.started. */}
+              {localTime(started.at)} <span class="muted">(its logical clock's start)</span>
+            </dd>
+          </>
+        )}
         {run.endedAt !== undefined && (
           <>
             <dt>ended</dt>
@@ -265,7 +274,11 @@ function RunHeader(props: {
           <>
             <dt>forked from</dt>
             <dd>
-              <a href={runHref(run.parent.runId)}>{run.parent.runId}</a> at #{run.parent.seq}
+              <a href={runHref(run.parent.runId)}>{run.parent.runId}</a>
+              {/* seq 0: no `at` was given; the fork went live at the first difference. */}
+              {run.parent.seq > 0
+                ? `, live from #${run.parent.seq} at the latest`
+                : ", live from the first difference"}
             </dd>
           </>
         )}
