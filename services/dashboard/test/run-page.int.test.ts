@@ -110,6 +110,12 @@ it("lists runs with counts, filters them by script and status, and opens one", a
   await page.locator(`tr[data-run="${multiFileRun}"]`).waitFor();
   expect(await axeViolations(page)).toEqual([]);
   await page.screenshot({ path: path.join(shots, "runs.png"), fullPage: true });
+  // Live: a run started meanwhile shows up, counted, with no reload (a refresh every 2 s).
+  const order = await compileScript({ file: ORDER });
+  const late = await api.runs.start({ script: order, toolset: "shop", input: { orderId: "o-9" } });
+  await page.locator(`tr[data-run="${late.id}"]`).waitFor({ timeout: 10_000 });
+  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe("4");
+  expect(await page.locator("#runs tbody tr").first().getAttribute("data-run")).toBe(late.id);
   await page.getByRole("link", { name: orderRun }).click();
   await page.locator("#run-title").waitFor();
   expect(page.url()).toContain(`#/runs/${orderRun}`);
@@ -161,7 +167,13 @@ it("shows each call of examples/order.ts beside its line, scrubs the journal, an
   const signal = page.locator("ol.entries li.signal");
   await signal.waitFor({ timeout: 30_000 });
   expect(await signal.textContent()).toContain("signal approval");
+  expect(await signal.locator(".brief").textContent()).toBe('{"approved":true}');
   await page.locator("ol.entries li.timer-set").nth(1).waitFor({ timeout: 30_000 });
+  // Timers with when they are due: the approval's three days (cancelled), the ten-day sleep.
+  expect(await page.locator("ol.entries li.timer-set .took").allTextContents()).toEqual([
+    "due after 3 d 0 h",
+    "due after 10 d 0 h",
+  ]);
   await page.screenshot({ path: path.join(shots, "run-order-approved.png"), fullPage: true });
   expect(page.problems).toEqual([]);
   await page.close();
@@ -184,6 +196,10 @@ it("executes nothing of a run full of hostile payloads, and cuts its huge value"
   ).toBe(0);
   // The error is text too, in the header and in the list.
   expect(await page.locator(".run-header pre.error").textContent()).toContain(HOSTILE);
+  // Its output, in brief, in the journal's row: text too.
+  expect(await page.locator('ol.entries li[data-seq="4"] .brief').textContent()).toContain(
+    JSON.stringify(HOSTILE).slice(0, 40),
+  );
   // The failure is pinned where it was thrown (its stack's frame in the script): line 6.
   expect(await page.locator('li.line[data-line="6"] button.mark').textContent()).toBe("1");
   expect(await page.locator('ol.entries li[data-seq="5"] .where').textContent()).toBe("line 6");

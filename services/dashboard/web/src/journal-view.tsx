@@ -193,7 +193,19 @@ export function JournalTimeline(props: TimelineProps) {
           {answer !== undefined && entry.kind !== "timer.set" && (
             <span class="took">{duration(answer.at - entry.at)}</span>
           )}
+          {/* A timer from set to fired (or, not fired, when it is due). */}
+          {entry.kind === "timer.set" && (
+            <span class="took">
+              {answer?.kind === "timer.fired"
+                ? `fired after ${duration(answer.at - entry.at)}`
+                : `due after ${duration(entry.due - entry.at)}`}
+            </span>
+          )}
           {entry.kind === "call" && <Brief value={entry.args} where={`${entry.seq}.args`} />}
+          {entry.kind === "signal" && (
+            <Brief value={entry.payload} where={`${entry.seq}.payload`} />
+          )}
+          {entry.kind === "output" && <Brief value={entry.text} where={`${entry.seq}.text`} />}
         </button>
       </li>,
     );
