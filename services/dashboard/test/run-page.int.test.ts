@@ -236,6 +236,12 @@ it("previews a fork of the failed run, then forks it from the keyboard alone", a
     .getByRole("link", { name: hostileRun })
     .waitFor();
   expect((await api.runs.get(fork)).parent?.runId).toBe(hostileRun);
+  // Back on the parent (from the fork's header link, by the keyboard): its header lists the fork.
+  await page.locator(".run-header dl").getByRole("link", { name: hostileRun }).press("Enter");
+  await page.locator(".run-header dl a.fork").first().waitFor({ timeout: 10_000 });
+  expect(await page.locator(".run-header dl a.fork").allTextContents()).toContainEqual(
+    expect.stringMatching(new RegExp(`^${fork} \\(\\w+\\)$`)),
+  );
   expect(page.problems).toEqual([]);
   await page.close();
 });
