@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
+import { newSeed } from "@rewind/core";
 import type { DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
 import { Rewind } from "@rewind/sdk";
@@ -97,8 +98,12 @@ it("lists runs with counts, filters them by script and status, and opens one", a
 
   await page.getByLabel("Script").fill("order.ts");
   await page.getByRole("button", { name: "Filter" }).click();
-  await page.locator(`tr[data-run="${hostileRun}"]`).waitFor({ state: "detached" });
-  expect(await page.locator("#runs tbody tr").count()).toBe(1);
+  // The list is emptied while the filtered page loads: wait for the page itself.
+  await expect
+    .poll(() =>
+      page.locator("#runs tbody tr").evaluateAll((trs) => trs.map((tr) => tr.dataset.run)),
+    )
+    .toEqual([orderRun]);
   expect(page.url()).toContain("#/runs?script=order.ts");
   await page.locator('select[name="status"]').selectOption("failed");
   await page.getByRole("button", { name: "Filter" }).click();
@@ -287,6 +292,54 @@ it("shows each file of a multi-file script, its calls pinned in the file that ma
   expect(await page.locator("aside.details article.entry").count()).toBe(2);
   expect(await axeViolations(page)).toEqual([]);
   await page.screenshot({ path: path.join(shots, "run-multi-file.png"), fullPage: true });
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
+it("pages through the runs 25 at a time, newest or oldest first", async () => {
+  // 30 runs of a toolset of their own, of an epoch no worker runs: they stay queued.
+  const order = await compileScript({ file: ORDER });
+  await platform.store.putScript("default", order);
+  const ids = Array.from({ length: 30 }, (_, i) => `run_pager_${String(i).padStart(2, "0")}`);
+  for (const runId of ids)
+    await platform.store.createRun({
+      ttlMs: 600_000,
+      started: {
+        seq: 1,
+        kind: "run.started",
+        at: Date.now(),
+        runId,
+        scriptHash: order.hash,
+        input: null,
+        seed: newSeed(),
+        epoch: 99,
+        toolset: "pager",
+        namespace: "default",
+      },
+    });
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate(() => (location.hash = "#/runs?toolset=pager"));
+  const rows = page.locator("#runs tbody tr");
+  const shown = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run")));
+  await expect.poll(shown).toEqual([...ids].reverse().slice(0, 25));
+  expect(await page.locator('[data-count="queued"]').textContent()).toBe("30");
+  const newer = page.getByRole("button", { name: "Newer" });
+  const older = page.getByRole("button", { name: "Older" });
+  expect(await newer.isDisabled()).toBe(true);
+  await older.click();
+  await expect.poll(shown).toEqual([...ids].reverse().slice(25));
+  expect(await older.isDisabled()).toBe(true);
+  await newer.click();
+  await expect.poll(shown).toEqual([...ids].reverse().slice(0, 25));
+  // Oldest first: the same runs the other way, from the first.
+  await page.locator('select[name="order"]').selectOption("oldest");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect.poll(shown).toEqual(ids.slice(0, 25));
+  expect(page.url()).toContain("order=oldest");
+  await page.getByRole("button", { name: "Newer" }).click();
+  await expect.poll(shown).toEqual(ids.slice(25));
+  await page.screenshot({ path: path.join(shots, "runs-paged.png"), fullPage: true });
   expect(page.problems).toEqual([]);
   await page.close();
 });
