@@ -343,3 +343,32 @@ it("pages through the runs 25 at a time, newest or oldest first", async () => {
   expect(page.problems).toEqual([]);
   await page.close();
 });
+
+it("fits the Runs list and a run's page in a narrow screen, scrolling only inside boxes", async () => {
+  const page = await watchedPage(browser, 390);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  /** What sticks out of the screen, outside the boxes that scroll on their own. */
+  const overflow = () =>
+    page.evaluate(() => ({
+      page: document.documentElement.scrollWidth - window.innerWidth,
+      wider: [...document.querySelectorAll("body *")]
+        .filter(
+          (e) =>
+            e.closest(".table-scroll, ol.code, ol.entries, pre, .scrubber") === null &&
+            e.getBoundingClientRect().right > window.innerWidth + 1,
+        )
+        .map((e) => `${e.tagName.toLowerCase()}.${e.className}`)
+        .slice(0, 5),
+    }));
+  await page.evaluate(() => (location.hash = "#/runs?toolset=shop"));
+  await page.locator(`tr[data-run="${orderRun}"]`).waitFor();
+  expect(await overflow()).toEqual({ page: 0, wider: [] });
+  await page.screenshot({ path: path.join(shots, "runs-narrow.png"), fullPage: true });
+  await page.evaluate((id) => (location.hash = `#/runs/${id}`), orderRun);
+  await page.locator('li.line[data-line="5"] button.mark').click();
+  await page.locator("aside.details article.entry").first().waitFor();
+  expect(await overflow()).toEqual({ page: 0, wider: [] });
+  await page.screenshot({ path: path.join(shots, "run-narrow.png"), fullPage: true });
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
