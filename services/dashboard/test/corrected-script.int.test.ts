@@ -143,6 +143,13 @@ it("forks a failed run of a multi-file script after reading its preview; the for
     "reused #3 result of #2",
   ]);
   expect(await origin.locator("li.live").textContent()).toContain("#4 run.completed");
+  // Marked in the journal too: the two reused rows, not the live ending.
+  await expect
+    .poll(() =>
+      page.locator("ol.entries li.reused").evaluateAll((rows) => rows.map((r) => r.dataset.seq)),
+    )
+    .toEqual(["2", "3"]);
+  expect(await page.locator('ol.entries li[data-seq="2"] .badge').textContent()).toBe("reused");
   expect((await api.runs.get(fork)).result).toEqual({ charge: "ch_o-7", refund: 600 });
   // Forked with no `at`: it went live at the first difference, and its header says so.
   expect(await page.locator(".run-header dl").textContent()).toContain(

@@ -101,6 +101,8 @@ interface TimelineProps {
   pinned: PinnedJournal;
   /** The script's entry file: its lines are named by number alone. */
   entryFile: string;
+  /** A fork's entries #2 to this seq were reused from its parent (1: none). */
+  reusedThrough?: number;
   scrub: number;
   onScrub: (seq: number) => void;
   selectedSeq: number | undefined;
@@ -126,6 +128,7 @@ const FIRST_WINDOW = 15 + 2 * OVERSCAN;
  */
 export function JournalTimeline(props: TimelineProps) {
   const { entries, pinned, entryFile, scrub, onScrub, selectedSeq, onPick } = props;
+  const reusedThrough = props.reusedThrough ?? 1;
   const start = entries[0]?.at ?? 0;
   const last = entries[entries.length - 1]?.seq ?? 1;
   const flying = useMemo(() => inFlightAfter(entries, scrub), [entries, scrub]);
@@ -171,6 +174,8 @@ export function JournalTimeline(props: TimelineProps) {
     const classes = ["row", entry.kind.replace(".", "-")];
     if (entry.seq > scrub) classes.push("future");
     if (entry.seq === selectedSeq) classes.push("selected");
+    const reused = entry.seq > 1 && entry.seq <= reusedThrough;
+    if (reused) classes.push("reused");
     rows.push(
       <li
         key={entry.seq}
@@ -187,6 +192,7 @@ export function JournalTimeline(props: TimelineProps) {
           <span class="seq">#{entry.seq}</span>
           <span class="at">+{duration(entry.at - start)}</span>
           <span class="what">{entryTitle(entry)}</span>
+          {reused && <span class="badge">reused</span>}
           {entryPlace !== undefined && (
             <span class="where">{placeText(entryPlace, entryFile)}</span>
           )}

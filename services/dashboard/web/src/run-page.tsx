@@ -82,6 +82,8 @@ export function RunPage({
   // Once seen quarantined, the panel stays: a release moves the run on, and what was done (and
   // the diff that led to it) is still worth reading.
   const [wasQuarantined, setWasQuarantined] = useState(false);
+  // A fork's entries reused from its parent (#2 to this seq), marked in the journal too.
+  const [reusedThrough, setReusedThrough] = useState(1);
   const view = run.data;
   useEffect(() => {
     if (view?.status === "quarantined") setWasQuarantined(true);
@@ -113,7 +115,9 @@ export function RunPage({
                 changed={run.refresh}
               />
             )}
-            {view.parent !== undefined && <ForkOrigin api={api} run={view} journal={entries} />}
+            {view.parent !== undefined && (
+              <ForkOrigin api={api} run={view} journal={entries} onReused={setReusedThrough} />
+            )}
             <RunActions
               api={api}
               run={view}
@@ -182,6 +186,7 @@ export function RunPage({
           entries={entries}
           pinned={pinned}
           entryFile={entryFile}
+          reusedThrough={reusedThrough}
           scrub={scrub}
           onScrub={(next) => {
             setScrubbed(next);
