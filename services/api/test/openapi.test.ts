@@ -102,6 +102,33 @@ describe("GET /v1/openapi.json", () => {
       $ref: "#/components/schemas/Error",
     });
 
+    // The runs list's filters (issue 15), each documented with what it does.
+    const list = doc.paths["/v1/runs"].get;
+    expect(list.parameters.map((p: any) => `${p.in}:${p.name}`).sort()).toEqual(
+      [
+        "after",
+        "before",
+        "counts",
+        "createdFrom",
+        "createdTo",
+        "epoch",
+        "fork",
+        "limit",
+        "order",
+        "parent",
+        "q",
+        "script",
+        "status",
+        "toolset",
+      ].map((name) => `query:${name}`),
+    );
+    for (const name of ["script", "toolset", "epoch", "createdFrom", "parent", "fork", "q"])
+      expect(
+        list.parameters.find((p: any) => p.name === name).description ??
+          list.parameters.find((p: any) => p.name === name).schema.description,
+        name,
+      ).toMatch(/\w/);
+
     const signal = doc.paths["/v1/runs/{id}/signals/{name}"].post;
     expect(signal.parameters.map((p: any) => [p.name, p.in, p.required])).toEqual([
       ["id", "path", true],

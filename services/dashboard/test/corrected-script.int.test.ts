@@ -143,7 +143,18 @@ it("forks a failed run of a multi-file script after reading its preview; the for
     "reused #3 result of #2",
   ]);
   expect(await origin.locator("li.live").textContent()).toContain("#4 run.completed");
+  // Marked in the journal too: the two reused rows, not the live ending.
+  await expect
+    .poll(() =>
+      page.locator("ol.entries li.reused").evaluateAll((rows) => rows.map((r) => r.dataset.seq)),
+    )
+    .toEqual(["2", "3"]);
+  expect(await page.locator('ol.entries li[data-seq="2"] .badge').textContent()).toBe("reused");
   expect((await api.runs.get(fork)).result).toEqual({ charge: "ch_o-7", refund: 600 });
+  // Forked with no `at`: it went live at the first difference, and its header says so.
+  expect(await page.locator(".run-header dl").textContent()).toContain(
+    `forked from${runId}, live from the first difference`,
+  );
   await page.screenshot({ path: path.join(shots, "corrected-fork-completed.png"), fullPage: true });
   expect(page.problems).toEqual([]);
   await page.close();
@@ -413,6 +424,9 @@ it("forks a quarantined run from its last matching entry", async () => {
   await expect.poll(() => page.url(), { timeout: 20_000 }).not.toContain(runId);
   const fork = decodeURIComponent(page.url().split("#/runs/")[1]!);
   expect((await api.runs.get(fork)).parent).toEqual({ runId, seq: 4 });
+  await expect
+    .poll(() => page.locator(".run-header dl").textContent())
+    .toContain(`forked from${runId}, live from #4 at the latest`);
   const origin = page.locator(".fork-origin");
   await origin.locator("li.live").waitFor({ timeout: 30_000 });
   expect(await origin.locator("li.reused").allTextContents()).toEqual([

@@ -6,12 +6,14 @@
  * @rewind/dev is not a devDependency of this package: it depends on it (through the API), and
  * turbo refuses a cycle. The workspace links it all the same.
  */
+import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newSeed, type RunStartedEntry } from "@rewind/core";
 import type { DevPlatform } from "@rewind/dev";
 import { compileScript, newRunEpoch } from "@rewind/sandbox";
 import { Rewind, defineToolset } from "@rewind/sdk";
+import { axeViolations, screenshotDir } from "./browser.js";
 import { startDashboard, type DashboardHarness } from "./dashboard-harness.js";
 
 /** Recorded as a tool's argument: the page must show it as text, never run it. */
@@ -33,10 +35,12 @@ let platform: DevPlatform;
 let api: Rewind;
 let browser: Browser;
 let scriptHash = "";
+let shots = "";
 
 beforeAll(async () => {
   harness = await startDashboard("rewind-dashboard-", [toolset]);
   ({ platform, api, browser } = harness);
+  shots = screenshotDir();
   const script = await compileScript({ source: SCRIPT, filename: "ledger.ts" });
   await platform.store.putScript("default", script);
   scriptHash = script.hash;
@@ -167,6 +171,8 @@ it("lists the quarantined run and the epochs' counts, shows its report, and give
   expect(recorded[1]).toBe("ledger.ts:3:15");
   const replayed = await report.locator('tr[data-side="replayed"] td').allTextContents();
   expect(replayed).toEqual(["call post({ amount: 10 })", "ledger.ts:3:15"]);
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: path.join(shots, "overview-report.png"), fullPage: true });
   // Text from the API stayed text: no element was made of it, nothing of it ran.
   expect(await page.locator("img").count()).toBe(0);
   expect(await page.evaluate(() => (window as { pwned?: unknown }).pwned)).toBeUndefined();
@@ -310,5 +316,77 @@ it("fits the Overview in a narrow screen: the epochs table scrolls in its box, n
   }));
   expect(widths.wider).toEqual([]);
   expect(widths.page).toBeLessThanOrEqual(widths.screen);
+  // Scrolled in its box, not squeezed into it: no word is broken to fit (each header, each
+  // "supported" and "unknown epoch" tag, stays on one line), so the table is wider than its box.
+  const squeezed = await page.evaluate(() => {
+    const table = document.querySelector<HTMLElement>("#epochs")!;
+    // The lines an element's text takes: one client rectangle a line.
+    const lines = (e: Element) => {
+      const range = document.createRange();
+      range.selectNodeContents(e);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+    };
+    return {
+      wider: table.scrollWidth > table.parentElement!.clientWidth,
+      broken: [...table.querySelectorAll("th, .tag")]
+        .filter((e) => lines(e) > 1)
+        .map((e) => e.textContent),
+    };
+  });
+  expect(squeezed).toEqual({ wider: true, broken: [] });
+  await page.screenshot({ path: path.join(shots, "overview-narrow.png"), fullPage: true });
+  await page.close();
+});
+
+/** What the page below is given by its init script, to hold answers and make paints late. */
+type Held = { hold: { waiting: (() => void)[]; asked: number; late: boolean } };
+
+it("stops the Overview's refreshes as it leaves, even when the next paint comes late", async () => {
+  const id = `run_dash_gone_${Math.random().toString(36).slice(2, 10)}`;
+  await platform.store.createRun({ started: started(id, 99), ttlMs: 60_000 });
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  // Reads of /v1/epochs are answered when the test lets them go; while `late` is set, every
+  // paint (animation frame) and short timer waits 1.5 s, as on a busy machine. Preact runs a
+  // passive effect's cleanup only after the next paint: a refresh answered meanwhile found its
+  // elements gone, and said so on the next page ("The page has no #statuses").
+  await page.addInitScript(() => {
+    const hold = { waiting: [] as (() => void)[], asked: 0, late: false };
+    (window as unknown as Held).hold = hold;
+    const real = window.fetch.bind(window);
+    window.fetch = (input, init) => {
+      const answer = real(input, init);
+      const url = input instanceof Request ? input.url : input.toString();
+      if (!url.endsWith("/v1/epochs")) return answer;
+      hold.asked++;
+      return new Promise((resolve) => hold.waiting.push(() => resolve(answer)));
+    };
+    const frame = window.requestAnimationFrame.bind(window);
+    const timer = window.setTimeout.bind(window);
+    window.requestAnimationFrame = (callback) =>
+      frame((now) => (hold.late ? timer(() => callback(now), 1_500) : callback(now)));
+    window.setTimeout = ((callback: () => void, ms?: number) =>
+      timer(callback, hold.late && (ms ?? 0) < 100 ? 1_500 : ms)) as typeof window.setTimeout;
+  });
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await expect.poll(() => page.evaluate(() => (window as unknown as Held).hold.asked)).toBe(1);
+  // On to the run's page, paints late; the held answer let go as the Overview leaves.
+  await page.evaluate((run) => {
+    const { hold } = window as unknown as Held;
+    hold.late = true;
+    window.addEventListener("hashchange", () => hold.waiting.forEach((go) => go()), {
+      once: true,
+    });
+    location.hash = `#/runs/${run}`;
+  }, id);
+  await page.waitForTimeout(1_000);
+  await page.evaluate(() => ((window as unknown as Held).hold.late = false));
+  await page.locator("#run-title").waitFor();
+  // Two refresh periods: a refresh loop left running would have asked again by then.
+  await page.waitForTimeout(4_500);
+  expect(await page.locator("#problem").isHidden()).toBe(true);
+  expect(await page.evaluate(() => (window as unknown as Held).hold.asked)).toBe(1);
+  expect(problems).toEqual([]);
   await page.close();
 });

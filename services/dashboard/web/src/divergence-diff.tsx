@@ -1,7 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useId } from "preact/hooks";
 import type { EntryLabel, JournalEntry, Json, ReplayDivergence } from "./api.js";
-import { briefValue, showValue } from "./format.js";
+import { briefValue, showValue, stackFrames } from "./format.js";
 import { entryTitle } from "./journal-model.js";
 import { changed, diffLines, hunks, type DiffLine } from "./line-diff.js";
 import { lineAt, type ScriptFiles } from "./script-files.js";
@@ -280,7 +280,5 @@ function canonical(value: Json | undefined): Json | undefined {
 
 /** The first `file:line:column` of a source-mapped stack ("at price (lib/price.ts:2:27)"). */
 function thrownAt(stack: string | undefined): string | undefined {
-  const match =
-    stack === undefined ? null : /\(([^()\s]+:\d+:\d+)\)|at ([^()\s]+:\d+:\d+)/.exec(stack);
-  return match === null ? undefined : (match[1] ?? match[2]);
+  return stackFrames(stack)[0];
 }

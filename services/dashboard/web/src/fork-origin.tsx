@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import type { Api, JournalEntry, RunView } from "./api.js";
 import { entryTitle } from "./journal-model.js";
 import { runHref } from "./route.js";
@@ -8,8 +8,14 @@ import { runHref } from "./route.js";
  * entry by entry from #2 (a reused entry is adopted as it is: same kind, time, callId, values);
  * the first that differs is where the fork went live.
  */
-export function ForkOrigin(props: { api: Api; run: RunView; journal: readonly JournalEntry[] }) {
-  const { api, run, journal } = props;
+export function ForkOrigin(props: {
+  api: Api;
+  run: RunView;
+  journal: readonly JournalEntry[];
+  /** Told the seq of the last entry reused from the parent (1: none), to mark them elsewhere. */
+  onReused?: (lastSeq: number) => void;
+}) {
+  const { api, run, journal, onReused } = props;
   const parentId = run.parent!.runId;
   const [parent, setParent] = useState<JournalEntry[]>();
   const [problem, setProblem] = useState<string>();
@@ -19,14 +25,21 @@ export function ForkOrigin(props: { api: Api; run: RunView; journal: readonly Jo
       (error: Error) => setProblem(error.message),
     );
   }, [parentId]);
+  const reused = useMemo(() => {
+    const same: JournalEntry[] = [];
+    for (const entry of parent === undefined ? [] : journal.slice(1)) {
+      const theirs = parent!.find((p) => p.seq === entry.seq);
+      if (theirs === undefined || JSON.stringify(theirs) !== JSON.stringify(entry)) break;
+      same.push(entry);
+    }
+    return same;
+  }, [parent, journal]);
+  const lastReused = reused[reused.length - 1]?.seq ?? 1;
+  useEffect(() => {
+    if (parent !== undefined) onReused?.(lastReused);
+  }, [parent, lastReused]);
   if (problem !== undefined) return <p class="problem">{problem}</p>;
   if (parent === undefined || journal.length === 0) return null;
-  const reused: JournalEntry[] = [];
-  for (const entry of journal.slice(1)) {
-    const theirs = parent.find((p) => p.seq === entry.seq);
-    if (theirs === undefined || JSON.stringify(theirs) !== JSON.stringify(entry)) break;
-    reused.push(entry);
-  }
   const live = journal[reused.length + 1];
   return (
     <section class="fork-origin" aria-labelledby="fork-origin-title">

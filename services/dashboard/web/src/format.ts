@@ -51,6 +51,14 @@ export function lineOf(callsite: string | undefined): { file: string; line: numb
   return match === null ? undefined : { file: match[1]!, line: Number(match[2]) };
 }
 
+/** Each `file:line:column` of a source-mapped stack, in order ("at price (lib/price.ts:2:27)"). */
+export function stackFrames(stack: string | undefined): string[] {
+  if (stack === undefined) return [];
+  return [...stack.matchAll(/\(([^()\s]+:\d+:\d+)\)|at ([^()\s]+:\d+:\d+)/g)].map(
+    (match) => (match[1] ?? match[2])!,
+  );
+}
+
 /** A text field of a submitted form ("" when absent). */
 export function field(data: FormData, name: string): string {
   const value = data.get(name);

@@ -39,17 +39,3 @@ function splitLines(html: string): string[] {
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
-
-/** The original source of `file` from a source map's sourcesContent, if it carries it. */
-export function sourceOf(sourceMap: string, file: string): string | undefined {
-  try {
-    const map = JSON.parse(sourceMap) as { sources?: string[]; sourcesContent?: (string | null)[] };
-    const sources = map.sources ?? [];
-    const base = (name: string) => name.slice(name.lastIndexOf("/") + 1);
-    const index = sources.findIndex((name) => name === file || base(name) === base(file));
-    const content = index < 0 ? undefined : map.sourcesContent?.[index];
-    return typeof content === "string" ? content : undefined;
-  } catch {
-    return undefined;
-  }
-}

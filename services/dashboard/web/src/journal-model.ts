@@ -1,16 +1,22 @@
 /**
- * What the run page derives from a journal: the script line each entry belongs to (a command by
- * its callsite; a result, error or firing by the command it answers), and what was in flight
- * after each seq.
+ * What the run page derives from a journal: the line of the script's files each entry belongs to
+ * (a command by its callsite; a result, error or firing by the command it answers), and what was
+ * in flight after each seq.
  */
 import type { JournalEntry } from "./api.js";
-import { lineOf } from "./format.js";
+import { lineOf, stackFrames } from "./format.js";
+
+/** A line of one of the script's files. */
+export interface Place {
+  file: string;
+  line: number;
+}
 
 export interface PinnedJournal {
-  /** The entries of each line of the script file, in seq order. */
-  byLine: Map<number, JournalEntry[]>;
-  /** The line each entry is pinned to, by seq. */
-  lineOfSeq: Map<number, number>;
+  /** The entries of each line, by file, in seq order. */
+  byFile: Map<string, Map<number, JournalEntry[]>>;
+  /** Where each entry is pinned, by seq. */
+  placeOfSeq: Map<number, Place>;
   /** The entry answering a call or firing a timer, by the command's seq. */
   answerOf: Map<number, JournalEntry>;
 }
@@ -29,30 +35,81 @@ export function commandSeqOf(entry: JournalEntry): number | undefined {
   }
 }
 
-/** Pins the journal's entries to lines of `file` (the script's entry file). */
-export function pinJournal(entries: readonly JournalEntry[], file: string): PinnedJournal {
-  const byLine = new Map<number, JournalEntry[]>();
-  const lineOfSeq = new Map<number, number>();
+/**
+ * Pins the journal's entries to lines of the script's `files` (their names as the source map
+ * gives them): a command by its callsite, whose file may be named shorter (`price.ts` for
+ * `lib/price.ts`); an answer where its command is.
+ */
+export function pinJournal(
+  entries: readonly JournalEntry[],
+  files: readonly string[],
+): PinnedJournal {
+  const byFile = new Map<string, Map<number, JournalEntry[]>>();
+  const placeOfSeq = new Map<number, Place>();
   const answerOf = new Map<number, JournalEntry>();
+  const fileOf = fileResolver(files);
   for (const entry of entries) {
     const answered = commandSeqOf(entry);
     if (answered !== undefined && entry.kind !== "timer.cancel") answerOf.set(answered, entry);
     const own = lineOf(entry.callsite);
-    const line =
+    const file = own === undefined ? undefined : fileOf(own.file);
+    const place =
       own !== undefined
-        ? own.file === file
-          ? own.line
-          : undefined
+        ? file === undefined
+          ? undefined
+          : { file, line: own.line }
         : answered !== undefined
-          ? lineOfSeq.get(answered)
-          : undefined;
-    if (line === undefined) continue;
-    lineOfSeq.set(entry.seq, line);
-    const list = byLine.get(line) ?? [];
+          ? placeOfSeq.get(answered)
+          : entry.kind === "run.failed"
+            ? thrownIn(entry.error.stack, fileOf)
+            : undefined;
+    if (place === undefined) continue;
+    placeOfSeq.set(entry.seq, place);
+    const lines = byFile.get(place.file) ?? new Map<number, JournalEntry[]>();
+    byFile.set(place.file, lines);
+    const list = lines.get(place.line) ?? [];
     list.push(entry);
-    byLine.set(line, list);
+    lines.set(place.line, list);
   }
-  return { byLine, lineOfSeq, answerOf };
+  return { byFile, placeOfSeq, answerOf };
+}
+
+/**
+ * A failure has no callsite of its own: it is pinned where it was thrown, the first frame of its
+ * (source-mapped) stack in one of the script's files.
+ */
+function thrownIn(
+  stack: string | undefined,
+  fileOf: (name: string) => string | undefined,
+): Place | undefined {
+  for (const frame of stackFrames(stack)) {
+    const at = lineOf(frame);
+    const file = at === undefined ? undefined : fileOf(at.file);
+    if (at !== undefined && file !== undefined) return { file, line: at.line };
+  }
+  return undefined;
+}
+
+/** The one of `files` a callsite's file name means (itself, or the one it ends), memoised. */
+function fileResolver(files: readonly string[]): (name: string) => string | undefined {
+  const known = new Map<string, string | undefined>();
+  const base = (name: string) => name.slice(name.lastIndexOf("/") + 1);
+  return (name) => {
+    if (!known.has(name))
+      known.set(
+        name,
+        files.find((file) => file === name) ??
+          files.find((file) => file.endsWith(`/${name}`) || name.endsWith(`/${file}`)) ??
+          files.find((file) => base(file) === base(name)),
+      );
+    return known.get(name);
+  };
+}
+
+/** A place in words: `line 5` in the entry file, `lib/price.ts line 2` in another. */
+export function placeText(place: Place | undefined, entryFile: string): string {
+  if (place === undefined) return "–";
+  return place.file === entryFile ? `line ${place.line}` : `${place.file} line ${place.line}`;
 }
 
 /** Calls and timers started at or before `seq` and not yet answered by then. */
@@ -67,14 +124,14 @@ export function inFlightAfter(entries: readonly JournalEntry[], seq: number): Jo
   return [...open.values()];
 }
 
-/** The line the run stood at after `seq`: that of the last entry up to it that has one. */
-export function lineAfter(pinned: PinnedJournal, entries: readonly JournalEntry[], seq: number) {
-  let line: number | undefined;
+/** Where the run stood after `seq`: the place of the last entry up to it that has one. */
+export function placeAfter(pinned: PinnedJournal, entries: readonly JournalEntry[], seq: number) {
+  let place: Place | undefined;
   for (const entry of entries) {
     if (entry.seq > seq) break;
-    line = pinned.lineOfSeq.get(entry.seq) ?? line;
+    place = pinned.placeOfSeq.get(entry.seq) ?? place;
   }
-  return line;
+  return place;
 }
 
 /** An entry in a few words: `call charge`, `timer.set 3 d`, `signal approval`. */

@@ -1,7 +1,13 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { JournalEntry } from "./api.js";
 import { duration, isoTime } from "./format.js";
-import { entryTitle, inFlightAfter, lineAfter, type PinnedJournal } from "./journal-model.js";
+import {
+  entryTitle,
+  inFlightAfter,
+  placeAfter,
+  placeText,
+  type PinnedJournal,
+} from "./journal-model.js";
 import { Brief, useOmitted, ValueView } from "./value-view.js";
 
 /** One entry whole: what it did, where, when, and what answered it. */
@@ -93,6 +99,10 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
 interface TimelineProps {
   entries: readonly JournalEntry[];
   pinned: PinnedJournal;
+  /** The script's entry file: its lines are named by number alone. */
+  entryFile: string;
+  /** A fork's entries #2 to this seq were reused from its parent (1: none). */
+  reusedThrough?: number;
   scrub: number;
   onScrub: (seq: number) => void;
   selectedSeq: number | undefined;
@@ -117,11 +127,12 @@ const FIRST_WINDOW = 15 + 2 * OVERSCAN;
  * client height, and the list would think all its rows in view.)
  */
 export function JournalTimeline(props: TimelineProps) {
-  const { entries, pinned, scrub, onScrub, selectedSeq, onPick } = props;
+  const { entries, pinned, entryFile, scrub, onScrub, selectedSeq, onPick } = props;
+  const reusedThrough = props.reusedThrough ?? 1;
   const start = entries[0]?.at ?? 0;
   const last = entries[entries.length - 1]?.seq ?? 1;
   const flying = useMemo(() => inFlightAfter(entries, scrub), [entries, scrub]);
-  const line = useMemo(() => lineAfter(pinned, entries, scrub), [pinned, entries, scrub]);
+  const place = useMemo(() => placeAfter(pinned, entries, scrub), [pinned, entries, scrub]);
   const list = useRef<HTMLOListElement>(null);
   const [view, setView] = useState({ top: 0, height: 0 });
   const first = Math.max(0, Math.floor(view.top / ROW_PX) - OVERSCAN);
@@ -159,10 +170,12 @@ export function JournalTimeline(props: TimelineProps) {
   for (let index = first; index < end; index++) {
     const entry = entries[index]!;
     const answer = pinned.answerOf.get(entry.seq);
-    const entryLine = pinned.lineOfSeq.get(entry.seq);
+    const entryPlace = pinned.placeOfSeq.get(entry.seq);
     const classes = ["row", entry.kind.replace(".", "-")];
     if (entry.seq > scrub) classes.push("future");
     if (entry.seq === selectedSeq) classes.push("selected");
+    const reused = entry.seq > 1 && entry.seq <= reusedThrough;
+    if (reused) classes.push("reused");
     rows.push(
       <li
         key={entry.seq}
@@ -179,11 +192,26 @@ export function JournalTimeline(props: TimelineProps) {
           <span class="seq">#{entry.seq}</span>
           <span class="at">+{duration(entry.at - start)}</span>
           <span class="what">{entryTitle(entry)}</span>
-          {entryLine !== undefined && <span class="where">line {entryLine}</span>}
+          {reused && <span class="badge">reused</span>}
+          {entryPlace !== undefined && (
+            <span class="where">{placeText(entryPlace, entryFile)}</span>
+          )}
           {answer !== undefined && entry.kind !== "timer.set" && (
             <span class="took">{duration(answer.at - entry.at)}</span>
           )}
+          {/* A timer from set to fired (or, not fired, when it is due). */}
+          {entry.kind === "timer.set" && (
+            <span class="took">
+              {answer?.kind === "timer.fired"
+                ? `fired after ${duration(answer.at - entry.at)}`
+                : `due after ${duration(entry.due - entry.at)}`}
+            </span>
+          )}
           {entry.kind === "call" && <Brief value={entry.args} where={`${entry.seq}.args`} />}
+          {entry.kind === "signal" && (
+            <Brief value={entry.payload} where={`${entry.seq}.payload`} />
+          )}
+          {entry.kind === "output" && <Brief value={entry.text} where={`${entry.seq}.text`} />}
         </button>
       </li>,
     );
@@ -202,7 +230,7 @@ export function JournalTimeline(props: TimelineProps) {
           onInput={(event) => onScrub(Number((event.target as HTMLInputElement).value))}
         />
         <output for="scrub" id="scrub-state">
-          #{scrub}: line {line ?? "–"}; in flight:{" "}
+          #{scrub}: {place === undefined ? "line –" : placeText(place, entryFile)}; in flight:{" "}
           {flying.length === 0
             ? "nothing"
             : flying

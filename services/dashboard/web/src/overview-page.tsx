@@ -1,4 +1,4 @@
-import { useEffect } from "preact/hooks";
+import { useLayoutEffect } from "preact/hooks";
 import type { Api } from "./api.js";
 import { startOverview } from "./overview/start.js";
 
@@ -13,7 +13,10 @@ export function OverviewPage(props: {
   refused: (message: string) => void;
 }) {
   const { api, report, refused } = props;
-  useEffect(() => startOverview(api, report, refused), [api]);
+  // A layout effect, not a passive one: Preact runs a passive effect's cleanup only after the
+  // next paint, so a refresh answered between the page's removal and that paint would fill
+  // elements no longer there (and say so on the next page). A layout cleanup runs as it goes.
+  useLayoutEffect(() => startOverview(api, report, refused), [api]);
   return (
     <div id="overview">
       <section>

@@ -50,7 +50,6 @@ export function QuarantinePanel(props: {
   const operateRefused = lacking(token, "operate", "Releasing or giving up");
   const runRefused = lacking(token, "run", "Forking");
 
-
   return (
     <section class="quarantine-panel" aria-labelledby="quarantine-title">
       <h3 id="quarantine-title">Quarantined</h3>

@@ -33,7 +33,6 @@ export function RunActions(props: {
   const [confirmCancel, setConfirmCancel] = useState(false);
   const open = OPEN.has(run.status);
 
-
   function signal(event: Event) {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;

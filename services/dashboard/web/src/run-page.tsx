@@ -2,13 +2,13 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Api, type DeferredValue, type JournalEntry, type RunScript, type RunView } from "./api.js";
 import type { RunSource } from "./data-source.js";
 import { duration, localTime } from "./format.js";
-import { sourceOf } from "./highlight.js";
 import { EntryDetail, JournalTimeline } from "./journal-view.js";
-import { pinJournal } from "./journal-model.js";
+import { pinJournal, type Place } from "./journal-model.js";
 import { runHref } from "./route.js";
 import { ForkOrigin } from "./fork-origin.js";
 import { QuarantinePanel } from "./quarantine-panel.js";
 import { RunActions } from "./run-actions.js";
+import { filesOf } from "./script-files.js";
 import { SourceView } from "./source-view.js";
 import { usePoll } from "./use-poll.js";
 import { DeferredValues, ValueView } from "./value-view.js";
@@ -50,20 +50,40 @@ export function RunPage({
     }),
     [journal.deferred, api, id],
   );
-  const file = script?.entry ?? "";
-  const source = script === undefined ? undefined : sourceOf(script.sourceMap, script.entry);
-  const pinned = useMemo(() => pinJournal(entries, file), [entries, file]);
+  // Every file of the script (a multi-file script's helpers too), the entry file first.
+  const files = useMemo(
+    () => (script === undefined ? new Map<string, string>() : filesOf(script.sourceMap)),
+    [script],
+  );
+  const names = useMemo(() => {
+    const all = [...files.keys()];
+    const entry = script === undefined ? undefined : entryName(all, script.entry);
+    return entry === undefined ? all : [entry, ...all.filter((name) => name !== entry)];
+  }, [files, script]);
+  const entryFile = names[0] ?? script?.entry ?? "";
+  const pinned = useMemo(() => pinJournal(entries, names), [entries, names]);
   const last = entries[entries.length - 1]?.seq ?? 1;
   // The scrubber follows the journal's end until the operator moves it.
   const [scrubbed, setScrubbed] = useState<number>();
   const scrub = Math.min(scrubbed ?? last, last);
-  const [line, setLine] = useState<number>();
+  const [line, setLine] = useState<Place>();
   const [seq, setSeq] = useState<number>();
-  const current = pinned.lineOfSeq.get(scrub);
+  const current = pinned.placeOfSeq.get(scrub);
+  // The file on screen: the entry file until the operator, or a pick in another file, changes it.
+  const [chosenFile, setChosenFile] = useState<string>();
+  const file = chosenFile !== undefined && files.has(chosenFile) ? chosenFile : entryFile;
+  const source = files.get(file);
+  /** Selects a place (or none), showing its file. */
+  const select = (place: Place | undefined) => {
+    setLine(place);
+    if (place !== undefined) setChosenFile(place.file);
+  };
 
   // Once seen quarantined, the panel stays: a release moves the run on, and what was done (and
   // the diff that led to it) is still worth reading.
   const [wasQuarantined, setWasQuarantined] = useState(false);
+  // A fork's entries reused from its parent (#2 to this seq), marked in the journal too.
+  const [reusedThrough, setReusedThrough] = useState(1);
   const view = run.data;
   useEffect(() => {
     if (view?.status === "quarantined") setWasQuarantined(true);
@@ -72,7 +92,8 @@ export function RunPage({
     return <p class={run.error ? "problem" : "muted"}>{run.error ?? `Loading ${id}…`}</p>;
   const started = entries[0]?.kind === "run.started" ? entries[0] : undefined;
   const picked = seq === undefined ? undefined : entries.find((e) => e.seq === seq);
-  const lineEntries = line === undefined ? [] : (pinned.byLine.get(line) ?? []);
+  const lineEntries =
+    line === undefined ? [] : (pinned.byFile.get(line.file)?.get(line.line) ?? []);
   return (
     <DeferredValues.Provider value={values}>
       <div class="run-page">
@@ -94,7 +115,9 @@ export function RunPage({
                 changed={run.refresh}
               />
             )}
-            {view.parent !== undefined && <ForkOrigin api={api} run={view} journal={entries} />}
+            {view.parent !== undefined && (
+              <ForkOrigin api={api} run={view} journal={entries} onReused={setReusedThrough} />
+            )}
             <RunActions
               api={api}
               run={view}
@@ -113,19 +136,27 @@ export function RunPage({
           {source !== undefined ? (
             <SourceView
               file={file}
+              files={names}
+              entryFile={entryFile}
               source={source}
               pinned={pinned}
-              selected={line}
-              current={current}
+              selected={line?.file === file ? line.line : undefined}
+              current={current?.file === file ? current.line : undefined}
+              onFile={setChosenFile}
               onSelect={(picked) => {
-                setLine(picked === line ? undefined : picked);
+                // A mark shows its line's entries; pressed again while they are shown, hides
+                // them (while one entry of the line is shown, it shows them all instead).
+                const shown = line?.file === file && picked === line.line && seq === undefined;
+                select(shown ? undefined : { file, line: picked });
                 setSeq(undefined);
               }}
             />
           ) : (
             <p class="muted">
               {scriptProblem ??
-                (script ? `The source map of ${file} holds no source.` : "Loading the script…")}
+                (script
+                  ? `The source map of ${script.entry} holds no source.`
+                  : "Loading the script…")}
             </p>
           )}
           <aside class="details" aria-live="polite" aria-label="Entries">
@@ -134,7 +165,8 @@ export function RunPage({
             ) : line !== undefined ? (
               <>
                 <h3>
-                  Line {line}: {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
+                  {line.file === entryFile ? "Line" : `${line.file} line`} {line.line}:{" "}
+                  {lineEntries.length} {lineEntries.length === 1 ? "entry" : "entries"}
                 </h3>
                 {lineEntries.slice(0, LINE_ENTRIES_SHOWN).map((entry) => (
                   <EntryDetail key={entry.seq} entry={entry} pinned={pinned} />
@@ -153,20 +185,32 @@ export function RunPage({
         <JournalTimeline
           entries={entries}
           pinned={pinned}
+          entryFile={entryFile}
+          reusedThrough={reusedThrough}
           scrub={scrub}
           onScrub={(next) => {
             setScrubbed(next);
-            setLine(pinned.lineOfSeq.get(next));
+            select(pinned.placeOfSeq.get(next));
             setSeq(next);
           }}
           selectedSeq={seq}
           onPick={(entry) => {
             setSeq(entry.seq);
-            setLine(pinned.lineOfSeq.get(entry.seq));
+            select(pinned.placeOfSeq.get(entry.seq));
           }}
         />
       </div>
     </DeferredValues.Provider>
+  );
+}
+
+/** The name in the source map's `sources` of the script's entry file (named shorter, maybe). */
+function entryName(names: readonly string[], entry: string): string | undefined {
+  const base = (name: string) => name.slice(name.lastIndexOf("/") + 1);
+  return (
+    names.find((name) => name === entry) ??
+    names.find((name) => name.endsWith(`/${entry}`) || entry.endsWith(`/${name}`)) ??
+    names.find((name) => base(name) === base(entry))
   );
 }
 
@@ -196,6 +240,15 @@ function RunHeader(props: {
         <dd>{run.epoch}</dd>
         <dt>created</dt>
         <dd>{localTime(run.createdAt)}</dd>
+        {started !== undefined && (
+          <>
+            <dt>started</dt>
+            <dd>
+              {/* The run's own clock begins here (Date.now() in the script): its run.started. */}
+              {localTime(started.at)} <span class="muted">(its logical clock's start)</span>
+            </dd>
+          </>
+        )}
         {run.endedAt !== undefined && (
           <>
             <dt>ended</dt>
@@ -226,7 +279,11 @@ function RunHeader(props: {
           <>
             <dt>forked from</dt>
             <dd>
-              <a href={runHref(run.parent.runId)}>{run.parent.runId}</a> at #{run.parent.seq}
+              <a href={runHref(run.parent.runId)}>{run.parent.runId}</a>
+              {/* seq 0: no `at` was given; the fork went live at the first difference. */}
+              {run.parent.seq > 0
+                ? `, live from #${run.parent.seq} at the latest`
+                : ", live from the first difference"}
             </dd>
           </>
         )}

@@ -4,7 +4,11 @@ import { highlightLines } from "./highlight.js";
 import type { PinnedJournal } from "./journal-model.js";
 
 interface Props {
+  /** The file shown, one of `files`. */
   file: string;
+  /** Every file of the script, the entry file first. */
+  files: readonly string[];
+  entryFile: string;
   source: string;
   pinned: PinnedJournal;
   /** The line the operator picked (its entries are listed beside), or the scrubber's. */
@@ -12,14 +16,18 @@ interface Props {
   /** Where the run stood after the scrubbed seq. */
   current: number | undefined;
   onSelect: (line: number) => void;
+  onFile: (file: string) => void;
 }
 
 /**
  * The run's script, highlighted, each line with a gutter mark counting the journal entries it
- * caused; a mark is a button (keyboard-usable) that lists that line's entries.
+ * caused; a mark is a button (keyboard-usable) that lists that line's entries. A script of
+ * several files has a button a file, each with the count of entries pinned in it.
  */
-export function SourceView({ file, source, pinned, selected, current, onSelect }: Props) {
+export function SourceView(props: Props) {
+  const { file, files, entryFile, source, pinned, selected, current, onSelect, onFile } = props;
   const lines = useMemo(() => highlightLines(source), [source]);
+  const marks = pinned.byFile.get(file);
   const box = useRef<HTMLOListElement>(null);
   useEffect(() => {
     const line = selected ?? current;
@@ -30,11 +38,28 @@ export function SourceView({ file, source, pinned, selected, current, onSelect }
     <figure class="source">
       <figcaption>
         {file} <span class="muted">as this run ran it</span>
+        {files.length > 1 && (
+          <div class="files" role="group" aria-label="The script's files">
+            {files.map((name) => (
+              <button
+                key={name}
+                type="button"
+                data-file={name}
+                aria-pressed={name === file}
+                onClick={() => onFile(name)}
+              >
+                {name}
+                {name === entryFile ? " (entry)" : ""}{" "}
+                <span class="count">{entriesIn(pinned.byFile.get(name))}</span>
+              </button>
+            ))}
+          </div>
+        )}
       </figcaption>
       <ol ref={box} class="code" aria-label={`${file}, with the journal's entries by line`}>
         {lines.map((html, index) => {
           const line = index + 1;
-          const entries = pinned.byLine.get(line);
+          const entries = marks?.get(line);
           const classes = ["line"];
           if (line === selected) classes.push("selected");
           if (line === current) classes.push("current");
@@ -65,6 +90,13 @@ export function SourceView({ file, source, pinned, selected, current, onSelect }
       </ol>
     </figure>
   );
+}
+
+/** "3 entries": how many entries a file's lines hold. */
+function entriesIn(lines: Map<number, JournalEntry[]> | undefined): string {
+  let count = 0;
+  for (const entries of lines?.values() ?? []) count += entries.length;
+  return `${count.toLocaleString()} ${count === 1 ? "entry" : "entries"}`;
 }
 
 function describe(entries: JournalEntry[]): string {

@@ -32,14 +32,15 @@ export function startOverview(
     window.clearTimeout(timer);
     try {
       const [epochs, quarantined] = await Promise.all([api.epochs(), api.quarantine()]);
-      if (stopped) return;
+      // Stopped, or the Overview's elements gone another way: nothing to fill, nothing to say.
+      if (stopped || document.getElementById("overview") === null) return;
       renderStatuses(epochs);
       renderEpochs(epochs);
       quarantine.render(quarantined);
       report(undefined);
       fill(byId("updated"), `updated ${new Date().toLocaleTimeString()}`);
     } catch (error) {
-      if (stopped) return;
+      if (stopped || document.getElementById("overview") === null) return;
       if (error instanceof ApiError && error.status === 401) {
         refused(`The API refused the token: ${error.message}`);
         return;
