@@ -15,4 +15,23 @@ describe("entrySummary", () => {
     );
     expect(entrySummary({ seq: 2, kind: "timer.set", at: 0, due: 1e308 })).toContain("1e+308 ms");
   });
+
+  it("says how many tries a call's outcome took when its tool retried", () => {
+    expect(entrySummary({ seq: 3, kind: "call.result", at: 0, callSeq: 2, result: 1 })).toBe(
+      "seq 2 → 1",
+    );
+    expect(
+      entrySummary({ seq: 3, kind: "call.result", at: 0, callSeq: 2, result: 1, attempts: 3 }),
+    ).toBe("seq 2 → 1 (3 attempts)");
+    expect(
+      entrySummary({
+        seq: 3,
+        kind: "call.error",
+        at: 0,
+        callSeq: 2,
+        error: { name: "Error", message: "down" },
+        attempts: 4,
+      }),
+    ).toBe("seq 2 ✗ down (4 attempts)");
+  });
 });

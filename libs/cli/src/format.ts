@@ -24,6 +24,10 @@ export function dueDate(due: number): string {
     : date.toISOString();
 }
 
+/** A call's outcome that took its tool more than one try says so. */
+const tries = (attempts: number | undefined) =>
+  attempts === undefined ? "" : ` (${attempts} attempts)`;
+
 /** One line of an entry for the journal table: what it is, in a few words. */
 export function entrySummary(entry: JournalEntry): string {
   switch (entry.kind) {
@@ -32,9 +36,9 @@ export function entrySummary(entry: JournalEntry): string {
     case "call":
       return `${entry.name}(${shortForm(entry.args, 50)})`;
     case "call.result":
-      return `seq ${entry.callSeq} → ${shortForm(entry.result, 50)}`;
+      return `seq ${entry.callSeq} → ${shortForm(entry.result, 50)}${tries(entry.attempts)}`;
     case "call.error":
-      return `seq ${entry.callSeq} ✗ ${entry.error.message.slice(0, 50)}`;
+      return `seq ${entry.callSeq} ✗ ${entry.error.message.slice(0, 50)}${tries(entry.attempts)}`;
     case "timer.set":
       return `due ${dueDate(entry.due)}`;
     case "timer.cancel":

@@ -104,11 +104,15 @@ export interface CallResultEntry extends EntryBase {
   kind: "call.result";
   callSeq: number;
   result: Json;
+  /** How many times the tool was tried for this outcome (its retries), when more than once. */
+  attempts?: number;
 }
 export interface CallErrorEntry extends EntryBase {
   kind: "call.error";
   callSeq: number;
   error: ErrorData;
+  /** How many times the tool was tried for this outcome (its retries), when more than once. */
+  attempts?: number;
 }
 export interface TimerFiredEntry extends EntryBase {
   kind: "timer.fired";

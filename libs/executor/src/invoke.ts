@@ -7,9 +7,28 @@ import {
   type Json,
   type Tool,
 } from "@rewind/core";
+import type { IncomingEvent } from "@rewind/journal";
 import { armUntil } from "./live/long-timer.js";
 
-export type CallOutcome = { ok: true; result: Json } | { ok: false; error: ErrorData };
+/** A call's outcome, and how many times its tool was tried for it (1, or more with retries). */
+export type CallOutcome = ({ ok: true; result: Json } | { ok: false; error: ErrorData }) & {
+  attempts: number;
+};
+
+/**
+ * The event a call's outcome is journaled as. Its tries are kept when there was more than one
+ * (an event's extra field is stored as given and never replayed: the script sees the same value).
+ */
+export function outcomeEvent(
+  call: CallEntry,
+  outcome: CallOutcome,
+  at: number,
+): Extract<IncomingEvent, { kind: "call.result" | "call.error" }> {
+  const attempts = outcome.attempts > 1 ? { attempts: outcome.attempts } : {};
+  return outcome.ok
+    ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at, ...attempts }
+    : { kind: "call.error", callSeq: call.seq, error: outcome.error, at, ...attempts };
+}
 
 export interface InvokeOptions {
   runId: string;
@@ -31,7 +50,8 @@ export async function invokeTool(
   options: InvokeOptions,
 ): Promise<CallOutcome> {
   let last: ErrorData = { name: "Error", message: "not attempted" };
-  for (let attempt = 1; attempt <= tool.retries + 1; attempt++) {
+  let attempt = 1;
+  for (; attempt <= tool.retries + 1; attempt++) {
     if (attempt > 1) await options.backoff(200 * 2 ** (attempt - 2));
     // An AbortController only when a timeout can fire: it is an allocation on the hot path.
     const controller = tool.timeoutMs === undefined ? undefined : new AbortController();
@@ -46,13 +66,13 @@ export async function invokeTool(
     try {
       const args = structuredClone(call.args);
       const value = await withTimeout(Promise.resolve(tool.run(args, ctx)), tool, controller);
-      return { ok: true, result: normalise(value, tool, options.maxValueBytes) };
+      return { ok: true, result: normalise(value, tool, options.maxValueBytes), attempts: attempt };
     } catch (error) {
       last = toErrorData(error);
       if (error instanceof RewindError && error.code === "PAYLOAD_TOO_LARGE") break;
     }
   }
-  return { ok: false, error: last };
+  return { ok: false, error: last, attempts: Math.min(attempt, tool.retries + 1) };
 }
 
 function normalise(value: unknown, tool: Tool, maxValueBytes: number): Json {

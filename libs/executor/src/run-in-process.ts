@@ -13,14 +13,9 @@ import {
   EMPTY_TOOLSET,
   type Toolset,
 } from "@rewind/core";
-import {
-  DivergenceError,
-  RunEngine,
-  type DivergenceReport,
-  type IncomingEvent,
-} from "@rewind/journal";
+import { DivergenceError, RunEngine, type DivergenceReport } from "@rewind/journal";
 import { newRunEpoch, type CompiledScript, type ScriptSandbox } from "@rewind/sandbox";
-import { invokeTool, type CallOutcome } from "./invoke.js";
+import { invokeTool, outcomeEvent, type CallOutcome } from "./invoke.js";
 import { toolNotFound, unsafeToRepeat } from "./verdicts.js";
 import { VirtualSchedule } from "./virtual-clock.js";
 
@@ -347,14 +342,4 @@ class MockRun {
   private forkInfo(): { reused?: number } {
     return this.options.fork === undefined ? {} : { reused: this.reused };
   }
-}
-
-function outcomeEvent(
-  call: CallEntry,
-  outcome: CallOutcome,
-  at: number,
-): Extract<IncomingEvent, { kind: "call.result" | "call.error" }> {
-  return outcome.ok
-    ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at }
-    : { kind: "call.error", callSeq: call.seq, error: outcome.error, at };
 }

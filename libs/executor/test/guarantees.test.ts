@@ -143,6 +143,15 @@ describe("the executor's guarantees", () => {
       "TOOL_TIMEOUT",
       "Tool hang did not answer within 50 ms",
     ]);
+    // The journal says how many tries each outcome took: three for flaky's result, and none
+    // noted for the timeout (tried once).
+    const outcomes = result.journal.filter(
+      (e) => e.kind === "call.result" || e.kind === "call.error",
+    );
+    expect(outcomes.map((e) => [e.kind, "attempts" in e ? e.attempts : undefined])).toEqual([
+      ["call.result", 3],
+      ["call.error", undefined],
+    ]);
   });
 
   it("waits out a tool's timeout past 2^31-1 ms instead of timing it out at once", async () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it as vitestIt } from "vitest";
 import { newSeed } from "@rewind/core";
 import type { DevPlatform } from "@rewind/dev";
 import { compileScript } from "@rewind/sandbox";
-import { Rewind } from "@rewind/sdk";
+import { Rewind, defineToolset } from "@rewind/sdk";
 import shop from "../../../examples/tools.js";
 import { axeViolations, screenshotDir, watchedPage } from "./browser.js";
 import { startDashboard, type DashboardHarness } from "./dashboard-harness.js";
@@ -46,6 +46,22 @@ export async function ask(q: string): Promise<number> {
 `,
 };
 
+/** A tool that answers on its third try: its outcome's entry notes the attempts. */
+const flaky = defineToolset("flaky", {
+  settle: {
+    run: (_args: { n: number }, ctx) => {
+      if (ctx.attempt < 3) throw new Error(`try ${ctx.attempt} failed`);
+      return { settled: true };
+    },
+    retries: 2,
+  },
+});
+const FLAKY_SCRIPT = `import { tools } from "rewind";
+export default async function main() {
+  return await tools.settle({ n: 1 });
+}
+`;
+
 /** Browser steps are slow on a loaded machine: each test has two minutes. */
 const it = (name: string, test: () => Promise<void>) => vitestIt(name, test, 120_000);
 
@@ -57,9 +73,10 @@ let browser: Browser;
 let orderRun = "";
 let hostileRun = "";
 let multiFileRun = "";
+let flakyRun = "";
 
 beforeAll(async () => {
-  harness = await startDashboard("rewind-dashboard-runs-", [shop]);
+  harness = await startDashboard("rewind-dashboard-runs-", [shop, flaky]);
   ({ platform, api, browser } = harness);
   shots = screenshotDir();
   const order = await compileScript({ file: ORDER });
@@ -77,6 +94,9 @@ beforeAll(async () => {
   const ask = await api.scripts.compile({ entry: "main.ts", files: ASK_FILES });
   multiFileRun = (await api.runs.start({ script: ask, toolset: "shop", input: { q: "why" } })).id;
   expect((await api.runs.result(multiFileRun, "60s")).status).toBe("completed");
+  const settle = await compileScript({ source: FLAKY_SCRIPT, filename: "settle.ts" });
+  flakyRun = (await api.runs.start({ script: settle, toolset: "flaky" })).id;
+  expect((await api.runs.result(flakyRun, "60s")).status).toBe("completed");
   // The order charges, then waits for its approval.
   for (let i = 0; i < 600 && (await api.runs.get(orderRun)).status !== "waiting"; i++)
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -147,6 +167,7 @@ it("shows each call of examples/order.ts beside its line, scrubs the journal, an
   expect(await call.textContent()).toContain('"orderId": "o-1"');
   expect(await call.textContent()).toContain(`${orderRun}/2`); // its callId
   expect(await call.textContent()).toContain('"id": "ch_o-1"'); // its result, opened
+  expect(await call.locator("dl.facts").textContent()).toContain("attempts1"); // tried once
 
   // Its timings: created, and the start of its logical clock (its run.started).
   expect(await page.locator(".run-header dl").textContent()).toMatch(
@@ -180,6 +201,22 @@ it("shows each call of examples/order.ts beside its line, scrubs the journal, an
     "due after 10 d 0 h",
   ]);
   await page.screenshot({ path: path.join(shots, "run-order-approved.png"), fullPage: true });
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
+
+it("says how many tries a call's tool took", async () => {
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate((id) => (location.hash = `#/runs/${id}`), flakyRun);
+  const mark = page.locator('li.line[data-line="3"] button.mark');
+  await mark.waitFor();
+  await mark.click();
+  const entries = page.locator("aside.details article.entry");
+  await expect.poll(() => entries.count()).toBe(2);
+  // The call and its result both say it: the tool failed twice, then answered.
+  for (const entry of await entries.all())
+    expect(await entry.locator("dl.facts").textContent()).toContain("attempts3");
   expect(page.problems).toEqual([]);
   await page.close();
 });

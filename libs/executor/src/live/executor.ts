@@ -19,7 +19,7 @@ import {
   type ScriptHandle,
 } from "@rewind/sandbox";
 import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
-import { invokeTool } from "../invoke.js";
+import { invokeTool, outcomeEvent } from "../invoke.js";
 import {
   crashLoop,
   storeRefusal,
@@ -37,7 +37,7 @@ import {
   type QuarantineReason,
 } from "./quarantine-report.js";
 import type { ExecutorOptions, FaultPoint } from "./executor-options.js";
-import { HotRun, outcomeEvent } from "./hot-run.js";
+import { HotRun } from "./hot-run.js";
 import { HotRuns } from "./hot-runs.js";
 import { NamespaceLimitsCache, RunUsage } from "./run-limits.js";
 import { armUntil } from "./long-timer.js";

@@ -1,10 +1,4 @@
-import {
-  limitDefaults,
-  type CallEntry,
-  type ErrorData,
-  type Json,
-  type Limits,
-} from "@rewind/core";
+import { limitDefaults, type Limits } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
 import type { ScriptHandle } from "@rewind/sandbox";
 import type { ActivationRecord, InboxItem, Lease, RunStatus } from "@rewind/store";
@@ -77,14 +71,4 @@ export class HotRun {
     this.timerHandles.clear();
     this.instance.dispose();
   }
-}
-
-export function outcomeEvent(
-  call: CallEntry,
-  outcome: { ok: true; result: Json } | { ok: false; error: ErrorData },
-  at: number,
-): IncomingEvent {
-  return outcome.ok
-    ? { kind: "call.result", callSeq: call.seq, result: outcome.result, at }
-    : { kind: "call.error", callSeq: call.seq, error: outcome.error, at };
 }

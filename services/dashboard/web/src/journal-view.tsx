@@ -10,6 +10,15 @@ import {
 } from "./journal-model.js";
 import { Brief, useOmitted, ValueView } from "./value-view.js";
 
+/**
+ * How many times the tool was tried for a call's outcome (its retries; the journal notes more
+ * than one), or undefined for what is no call's outcome.
+ */
+function attemptsOf(entry: JournalEntry | undefined): number | undefined {
+  if (entry?.kind !== "call.result" && entry?.kind !== "call.error") return undefined;
+  return entry.attempts ?? 1;
+}
+
 /** One entry whole: what it did, where, when, and what answered it. */
 export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: PinnedJournal }) {
   const answer = pinned.answerOf.get(entry.seq);
@@ -39,6 +48,12 @@ export function EntryDetail({ entry, pinned }: { entry: JournalEntry; pinned: Pi
           <>
             <dt>{entry.kind === "timer.set" ? "fired after" : "answered after"}</dt>
             <dd>{duration(took)} (logical)</dd>
+          </>
+        )}
+        {attemptsOf(entry.kind === "call" ? answer : entry) !== undefined && (
+          <>
+            <dt>attempts</dt>
+            <dd>{attemptsOf(entry.kind === "call" ? answer : entry)}</dd>
           </>
         )}
         {entry.kind === "timer.set" && (
