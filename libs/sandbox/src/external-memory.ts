@@ -48,10 +48,13 @@ export class ExternalMemory {
 
   /**
    * Before an activation of `run`: another run's unread activations are charged to it now, so
-   * that what this one grows is measured from here.
+   * that what this one grows is measured from here (and is its own even if the activation fails
+   * and never reaches `afterActivation`: it is charged as the run leaves).
    */
   beforeActivation(run: object): void {
+    if (this.baselineRss < 0) return;
     if (this.unread !== undefined && this.unread !== run) this.read();
+    this.unread = run;
   }
 
   /**
