@@ -82,6 +82,7 @@ describe("ExternalMemory", () => {
     const held: Buffer[] = [];
     expect(activation(memory, a, held, 40)).toBeUndefined();
     memory.leave(a); // its memory not freed (a released run's, not yet collected)
+    expect(memory.unownedBytes).toBeGreaterThan(36 * MIB); // the host disposes its isolate then
     const verdict = activation(memory, b, held, 40);
     expect(verdict?.ceiling).toBe(LIMIT);
     expect(verdict!.bytes).toBeGreaterThan(LIMIT);

@@ -107,6 +107,14 @@ export class ExternalMemory {
     this.unread = undefined;
   }
 
+  /**
+   * What the last reading saw beyond the live runs' shares, in bytes: memory runs that left did
+   * not free yet (a released context's, until its isolate collects it).
+   */
+  get unownedBytes(): number {
+    return this.readEstimate - this.chargedBytes;
+  }
+
   /** The live runs' shares together, in bytes (for tests and metrics). */
   get chargedBytes(): number {
     let total = 0;

@@ -392,9 +392,11 @@ export class Sandbox implements ScriptSandbox {
     slot.instances.delete(instance);
     // A released context's WebAssembly memory is freed only when its isolate collects it, which
     // an idle isolate may never do: disposing the isolate frees it now (its other runs replay).
-    // Only for what this run grew: a neighbour's memory is no reason to evict the isolate.
+    // Only for what this run grew, or once what runs left adds up (else it would count against
+    // the process's ceiling, failing runs that grow): a live neighbour's memory is no reason.
     const left = this.external?.leave(instance) ?? 0;
-    if (left > LEFT_BEHIND_BYTES && !slot.isolate.isDisposed) {
+    const unowned = this.external?.unownedBytes ?? 0;
+    if ((left > LEFT_BEHIND_BYTES || unowned > LEFT_BEHIND_BYTES) && !slot.isolate.isDisposed) {
       this.lost(slot);
       return;
     }
