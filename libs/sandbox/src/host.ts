@@ -15,7 +15,7 @@ import {
 import { parseCommands, eventToWire } from "./commands.js";
 import type { CompiledScript } from "./compiler.js";
 import { loadIsolatedVm } from "./engine.js";
-import { ExternalMemory } from "./external-memory.js";
+import { ExternalMemory, type ExternalVerdict } from "./external-memory.js";
 import { assertProcessZoneIsUtc } from "./process-zone.js";
 import { SCRIPT_FILE } from "./guest/callsite.js";
 import { guestBundle, guestUsesProcessZone } from "./guest-bundle.js";
@@ -58,10 +58,11 @@ export interface SandboxOptions {
    */
   testOnlyPlatformBug?: string;
   /**
-   * Holds the isolates' memory outside their heaps (WebAssembly memories, which isolated-vm's
-   * limit never sees) to `memoryLimitMb` too, estimated from the process's resident size
-   * (external-memory.ts), and disposes an isolate a run leaves such memory behind in. Only for a
-   * process that does nothing but run scripts, in sync mode: a sandbox process.
+   * Holds each run's memory outside the heaps (WebAssembly memories, which isolated-vm's limit
+   * never sees) to `memoryLimitMb` too, and the process's to that times its live runs, estimated
+   * from the process's resident size and charged to the run that grew it (external-memory.ts);
+   * disposes an isolate a run leaves such memory behind in. Only for a process that does nothing
+   * but run scripts, in sync mode: a sandbox process.
    */
   guardExternalMemory?: boolean;
 }
@@ -225,7 +226,11 @@ export class Sandbox implements ScriptSandbox {
   constructor(options: SandboxOptions = {}) {
     this.options = { ...DEFAULTS, ...options };
     if (this.options.guardExternalMemory && this.options.mode === "sync")
-      this.external = new ExternalMemory(this.options.memoryLimitMb * MIB);
+      this.external = new ExternalMemory(
+        this.options.memoryLimitMb * MIB,
+        () => this.isolateBytes(),
+        () => this.liveRuns,
+      );
   }
 
   /** A new context running `script`, with the run's seed and start time; call `start` next. */
@@ -387,20 +392,28 @@ export class Sandbox implements ScriptSandbox {
     slot.instances.delete(instance);
     // A released context's WebAssembly memory is freed only when its isolate collects it, which
     // an idle isolate may never do: disposing the isolate frees it now (its other runs replay).
-    const left = this.external?.estimate(LEFT_BEHIND_BYTES, () => this.isolateBytes()) ?? 0;
-    if (left > 0 && !slot.isolate.isDisposed) {
+    // Only for what this run grew, or once what runs left adds up (else it would count against
+    // the process's ceiling, failing runs that grow): a live neighbour's memory is no reason.
+    const left = this.external?.leave(instance) ?? 0;
+    const unowned = this.external?.unownedBytes ?? 0;
+    if ((left > LEFT_BEHIND_BYTES || unowned > LEFT_BEHIND_BYTES) && !slot.isolate.isDisposed) {
       this.lost(slot);
       return;
     }
     this.retireIfUnused(slot);
   }
 
+  /** @internal before an activation of `instance` (see ExternalMemory). */
+  beforeActivation(instance: ScriptInstance): void {
+    this.external?.beforeActivation(instance);
+  }
+
   /**
-   * @internal The memory outside the heaps, in bytes, after an activation that began at
-   * `startedAt`, when it is over the memory limit; else 0 (see ExternalMemory).
+   * @internal After an activation of `instance` that began at `startedAt`: why the memory it
+   * holds outside the heaps fails it, or undefined (see ExternalMemory).
    */
-  externalBytesOver(startedAt: number): number {
-    return this.external?.afterActivation(startedAt, () => this.isolateBytes()) ?? 0;
+  externalMemoryOver(instance: ScriptInstance, startedAt: number): ExternalVerdict | undefined {
+    return this.external?.afterActivation(instance, startedAt);
   }
 
   /** What the isolates have resident, in bytes. */
@@ -420,12 +433,16 @@ export class Sandbox implements ScriptSandbox {
 
   /** @internal the isolate died (heap limit): every run in it is evicted. */
   lost(slot: IsolateSlot): void {
-    for (const instance of slot.instances) instance.markEvicted();
+    this.external?.flush(); // the unread activations charged before the size changes
+    for (const instance of slot.instances) {
+      instance.markEvicted();
+      this.external?.leave(instance);
+    }
     slot.instances.clear();
     this.retire(slot);
     if (this.current === slot) this.current = undefined;
-    // What its disposal did not free was never its memory outside the heap: no run is charged it.
-    this.external?.settle(() => this.isolateBytes());
+    // What its disposal did not free is no live run's: none is charged it.
+    this.external?.settle();
   }
 
   private admit(): IsolateSlot {
@@ -531,6 +548,7 @@ export class ScriptInstance {
     if (script === undefined)
       throw new RewindError("SANDBOX_ERROR", "The run's script has already started");
     this.script = undefined;
+    this.sandbox.beforeActivation(this);
     const startedAt = performance.now();
     const timeout = this.sandbox.options.cpuLimitMs;
     const mode = this.sandbox.options.mode;
@@ -592,17 +610,23 @@ export class ScriptInstance {
    * activation ended: the run fails, and its isolate is disposed, which is what frees that memory
    * (the isolate's other runs are evicted, and replay in a new one).
    */
-  private overExternalMemory(bytes: number): ErrorData {
+  private overExternalMemory({ bytes, ceiling }: ExternalVerdict): ErrorData {
     this.sandbox.lost(this.slot);
     this.state = "ended";
     const limit = this.sandbox.options.memoryLimitMb;
+    const mib = (n: number) => Math.round(n / MIB);
     return {
       name: "RewindError",
       code: "MEMORY_LIMIT",
       message:
-        `The run held about ${Math.round(bytes / MIB)} MiB outside the JavaScript heap ` +
-        `(WebAssembly memories), more than the sandbox's memory limit of ${limit} MiB, and was ` +
-        `stopped: use smaller WebAssembly memories, or raise the limit`,
+        ceiling === 0
+          ? `The run held about ${mib(bytes)} MiB outside the JavaScript heap ` +
+            `(WebAssembly memories), more than the sandbox's memory limit of ${limit} MiB, and was ` +
+            `stopped: use smaller WebAssembly memories, or raise the limit`
+          : `The run grew its memory outside the JavaScript heap (WebAssembly memories) while its ` +
+            `sandbox process held about ${mib(bytes)} MiB there, more than the ${mib(ceiling)} MiB ` +
+            `its runs may hold together (${limit} MiB each), and was stopped: retry it later, ` +
+            `or use smaller WebAssembly memories`,
     };
   }
 
@@ -651,6 +675,7 @@ export class ScriptInstance {
       await new Promise((resolve) => setImmediate(resolve)); // let the loop breathe
     let batch = "[]";
     let failure: ErrorData | undefined;
+    this.sandbox.beforeActivation(this);
     if (slice > 0 || this.sandbox.options.mode === "sync") {
       // The usual live path, a hot tool call's: two sync calls and not one promise between them.
       try {
@@ -675,8 +700,8 @@ export class ScriptInstance {
       this.throwIfSliceRanOut(slice, failure);
       return [{ type: "fail", error: failure }];
     }
-    const external = this.sandbox.externalBytesOver(startedAt);
-    if (external > 0) return [{ type: "fail", error: this.overExternalMemory(external) }];
+    const external = this.sandbox.externalMemoryOver(this, startedAt);
+    if (external !== undefined) return [{ type: "fail", error: this.overExternalMemory(external) }];
     try {
       return this.checkIds(
         parseCommands(
