@@ -143,6 +143,41 @@ describe("projection windows", () => {
     expect(Math.abs(projected.activations[0]!.startedUs / 1000 - startedAt)).toBeLessThan(2);
   });
 
+  it("report a sink's lag from its first undelivered row, none once caught up", async () => {
+    const sink = "test-lag";
+    const start = await store.ensureProjectionCursor(sink);
+    const { below: caughtUp } = await drain(start);
+    expect(await store.advanceProjectionCursor(sink, start, caughtUp, 0)).toBe(true);
+    const lagOf = async () => (await store.projectionLags()).find((l) => l.sink === sink)!;
+    expect(await lagOf()).toEqual({ sink });
+    const listed = async () => (await store.projectionCursors()).find((c) => c.sink === sink)!;
+    expect((await listed()).pendingRows).toBe(0);
+
+    const before = Date.now();
+    const run = await newRun(); // its run.started row: the first this sink has not delivered
+    await store.commit([
+      {
+        lease: run.lease,
+        afterSeq: 1,
+        entries: [call(2)],
+        status: "running",
+        runRowUnchanged: true,
+      },
+    ]);
+    const lag = await lagOf();
+    const first = (await store.projectedRun(run.runId))!.committedUs.get(1)!;
+    expect(lag.oldestPending?.getTime()).toBe(Math.floor(first / 1000));
+    expect(lag.oldestPending!.getTime()).toBeGreaterThanOrEqual(before - 5_000);
+    const cursor = await listed();
+    expect(cursor.oldestPending).toEqual(lag.oldestPending);
+    expect(cursor.pendingRows).toBeGreaterThanOrEqual(2);
+
+    const { below: to } = await drain(caughtUp);
+    expect(await store.advanceProjectionCursor(sink, caughtUp, to, 2)).toBe(true);
+    expect(await lagOf()).toEqual({ sink });
+    expect((await listed()).pendingRows).toBe(0);
+  });
+
   it("keep an expired run until every sink delivered it", async () => {
     const sink = "test-retention";
     const below = await store.ensureProjectionCursor(sink);
