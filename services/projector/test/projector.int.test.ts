@@ -139,6 +139,19 @@ describe("the projector", () => {
     for (const span of again.sent) expect(span.bytes).toBe(byId.get(span.spanId));
   });
 
+  it("backfills the runs committed since a time (--since), and only those", async () => {
+    await finishedRun("run_s_old");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const since = new Date();
+    await finishedRun("run_s_new");
+    const capture = new WireCapture();
+    const result = await backfill(store, new OtelSink({ exporter: capture, env: {} }), { since });
+    expect(result).toEqual({ runs: 1, delivered: 4 });
+    const ids = new Set(capture.sent.map((s) => s.spanId));
+    expect(ids.has(spanIdOf("run_s_new", "run", 0))).toBe(true);
+    expect(ids.has(spanIdOf("run_s_old", "run", 0))).toBe(false);
+  });
+
   it("keeps each run's view between windows, whole and in order, with sinks reading at once", async () => {
     /** Keeps every run's journal seqs as each delivery saw them. */
     class Keeper implements Sink {
