@@ -37,6 +37,11 @@ export interface ProjectionWindow {
   activations: CommittedActivation[];
   /** The cursor once this window is delivered: every transaction below it is in it or before. */
   nextBelow: bigint;
+  /**
+   * Cut by the limit: more has committed beyond it. Otherwise it reads up to the horizon, and the
+   * reader is caught up.
+   */
+  full: boolean;
 }
 
 export interface ProjectionCursor {
@@ -70,7 +75,7 @@ export async function readWindow(
     "SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon",
   );
   const horizon = BigInt(horizonRows[0]!.horizon);
-  if (horizon <= below) return { rows: [], activations: [], nextBelow: below };
+  if (horizon <= below) return { rows: [], activations: [], nextBelow: below, full: false };
   // The transactions of the window, at most `limit` of them, in commit-horizon order.
   const xids = await sql.query<{ xid: string }>(
     `SELECT DISTINCT xid::text AS xid, xid AS x FROM rw_journal
@@ -78,7 +83,8 @@ export async function readWindow(
     [below.toString(), horizon.toString(), limit],
   );
   let upTo = horizon;
-  if (xids.length === limit) upTo = BigInt(xids.at(-1)!.xid) + 1n;
+  const full = xids.length === limit;
+  if (full) upTo = BigInt(xids.at(-1)!.xid) + 1n;
   const rows = await sql.query<{
     run_id: string;
     seq: number;
@@ -112,6 +118,7 @@ export async function readWindow(
     })),
     activations: activations.map(toActivation),
     nextBelow: upTo,
+    full,
   };
 }
 
