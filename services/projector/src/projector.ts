@@ -72,11 +72,13 @@ export class Projector {
     const pollMs = this.options.pollMs ?? 200;
     while (!this.stopped) {
       let busy = false;
+      const started = Date.now();
       try {
-        // A window read to the horizon is all there was: wait for more to commit, rather than
-        // read windows of a few transactions each as fast as they come. Each window costs the
-        // projector and Postgres the same dozen queries and an export, however small it is: under
-        // W1 that was most of the projector's CPU per call. The wait adds at most pollMs of lag.
+        // A window read to the horizon is all there was: the next starts pollMs after this one
+        // did, rather than windows of a few transactions each read as fast as they come. Each
+        // window costs the projector and Postgres the same dozen queries and an export, however
+        // small: under W1 that was most of the projector's CPU per call. Counting the window's
+        // own time in the wait keeps the lag it adds under pollMs when windows are slow.
         busy = (await this.window(sink)) === "full";
       } catch (error) {
         const progress = this.progress.get(sink.name)!;
@@ -92,7 +94,7 @@ export class Projector {
             this.wakers.delete(done);
             resolve();
           };
-          const timer = setTimeout(done, pollMs);
+          const timer = setTimeout(done, Math.max(0, pollMs - (Date.now() - started)));
           this.wakers.add(done);
         });
     }
