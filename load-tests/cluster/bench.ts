@@ -21,6 +21,7 @@ import type { Bench } from "./context.js";
 import { parseFlags, type Workload } from "./flags.js";
 import { bullmqFloor, postgresFloor } from "./floors.js";
 import { dumpRunningJournals } from "./observe.js";
+import { enablePgStats } from "./pg-stats.js";
 import { Platform } from "./platform.js";
 import { printProfiles } from "./profile-summary.js";
 import { PROJECTIONS_API_ENV } from "./projections.js";
@@ -78,6 +79,7 @@ try {
     ...(runs("W1-projections") ? { env: PROJECTIONS_API_ENV } : {}),
   });
   const bench: Bench = { platform, report, flags, floors: {} };
+  if (flags.pgStats) await enablePgStats(platform.db);
   if (runs("floors")) {
     // On a quiet cluster: nothing of Rewind is started yet.
     console.log("\n[floors] Postgres INSERT+COMMIT (synchronous_commit on), BullMQ round trip");

@@ -12,6 +12,7 @@ import { entryTimes, workerCommits } from "./observe.js";
 import type { Platform } from "./platform.js";
 import { fmtMs, percentile, rate } from "./print.js";
 import { monotonicUs } from "./profile-summary.js";
+import { printPgStats, snapshotPgStats, type PgStats } from "./pg-stats.js";
 import { BENCH_POSTGRES, coresUsed, formatCores, snapshotCpu, type CpuSnapshot } from "./proc.js";
 
 export const us = (seconds: number): string => `${(seconds * 1e6).toFixed(0)} µs`;
@@ -48,16 +49,22 @@ export class Measuring {
     private readonly counts: Map<string, Counts> | undefined,
     private readonly metrics: Map<string, Samples>,
     private readonly cpu: CpuSnapshot,
+    private readonly pgStats: PgStats | undefined,
     private readonly fromUs = monotonicUs(),
   ) {}
 
   /** Takes the "before" readings. */
-  static async start(platform: Platform, countQueries: boolean): Promise<Measuring> {
+  static async start(
+    platform: Platform,
+    countQueries: boolean,
+    pgStats = false,
+  ): Promise<Measuring> {
     const counts = countQueries
       ? await snapshotCounts(platform.pids(), platform.countsDir)
       : undefined;
     const metrics = await scrapeAll(platform.workerMetrics());
-    return new Measuring(platform, counts, metrics, snapshotCpu(platform.cpuPids()));
+    const statements = pgStats ? await snapshotPgStats(platform.db) : undefined;
+    return new Measuring(platform, counts, metrics, snapshotCpu(platform.cpuPids()), statements);
   }
 
   /** Takes the "after" readings for these runs (all ended), prints them and returns the figures. */
@@ -75,6 +82,7 @@ export class Measuring {
       const after = await snapshotCounts(platform.pids(), platform.countsDir);
       printCounts(this.counts, after, ids.length, "run");
     }
+    if (this.pgStats) printPgStats(this.pgStats, await snapshotPgStats(platform.db), calls, "call");
     const results = await entryTimes(platform.db, ids, "call.result");
     if (results.length !== calls)
       throw new Error(

@@ -26,6 +26,8 @@ export interface Flags {
   idleWorkers: number;
   cpuProf: boolean;
   countQueries: boolean;
+  /** pg_stat_statements per W1 call (a server that loads it). */
+  pgStats: boolean;
   redisUrl: string;
 }
 
@@ -44,6 +46,8 @@ const USAGE = `npm run bench:cluster -w load-tests -- [flags]
   --idle N --idle-workers N   W4: idle runs, on how many workers (default 5000 on 1)
   --cpu-prof                  run the API and workers under node --cpu-prof
   --count-queries             count Postgres queries and Redis commands per W1 run
+  --pg-stats                  Postgres's time per W1 call by statement, from pg_stat_statements
+                              (only on a server that loads it: a scratch cluster of your own)
 REDIS_URL (default redis://127.0.0.1:6379), TEST_DATABASE_URL (the Postgres server).`;
 
 export function parseFlags(argv: readonly string[]): Flags {
@@ -65,6 +69,7 @@ export function parseFlags(argv: readonly string[]): Flags {
       "idle-workers": { type: "string" },
       "cpu-prof": { type: "boolean" },
       "count-queries": { type: "boolean" },
+      "pg-stats": { type: "boolean" },
       help: { type: "boolean" },
     },
   });
@@ -104,6 +109,7 @@ export function parseFlags(argv: readonly string[]): Flags {
     idleWorkers: count("idle-workers", 1),
     cpuProf: values["cpu-prof"] === true,
     countQueries: values["count-queries"] === true,
+    pgStats: values["pg-stats"] === true,
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   };
 }

@@ -49,7 +49,7 @@ export async function w1Throughput(bench: Bench, label = "W1"): Promise<Executio
   const script = await warmUp(bench);
   const input = w1Input(calls);
 
-  const measuring = await Measuring.start(platform, flags.countQueries);
+  const measuring = await Measuring.start(platform, flags.countQueries, flags.pgStats);
   const sent = await sendAll(
     runs,
     flags.inFlight,

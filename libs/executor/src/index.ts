@@ -11,7 +11,7 @@ export { VirtualSchedule } from "./virtual-clock.js";
 export { Executor } from "./live/executor.js";
 export type { ExecutorOptions, FaultPoint } from "./live/executor-options.js";
 export { WakeUp } from "./live/wake-up.js";
-export { activationFailureLog } from "./live/failure-log.js";
+export { activationFailureLog, quarantineLog } from "./live/failure-log.js";
 export { GroupCommitter } from "./live/group-commit.js";
 export { EpochMigrator, type EpochMigratorOptions } from "./epoch-migrator.js";
 export { checkReplay, failureVerdict, type ReplayCheck } from "./replay-check.js";

@@ -716,6 +716,10 @@ export class SqlStore implements Store {
     return projections.listCursors(this.sql);
   }
 
+  projectionLags(): Promise<{ sink: string; oldestPending?: Date }[]> {
+    return projections.readLags(this.sql);
+  }
+
   runsCommittedSince(since: Date): Promise<string[]> {
     return projections.runsCommittedSince(this.sql, since);
   }

@@ -437,8 +437,13 @@ export interface Store {
     to: bigint,
     delivered: number,
   ): Promise<boolean>;
-  /** Every sink's cursor with its lag. */
+  /** Every sink's cursor with its lag and the rows it has not delivered (a read of the backlog). */
   projectionCursors(): Promise<ProjectionCursor[]>;
+  /**
+   * Every sink's lag alone: the commit time of the first row it has not delivered (absent when
+   * caught up). One index probe a sink, whatever the backlog: what a scrape of /metrics reads.
+   */
+  projectionLags(): Promise<{ sink: string; oldestPending?: Date }[]>;
   /** Runs with journal rows committed since then (a backfill's selection). */
   runsCommittedSince(since: Date): Promise<string[]>;
 

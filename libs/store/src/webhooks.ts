@@ -437,41 +437,48 @@ export class WebhookRows {
    */
   async recordAttempts(outcomes: readonly AttemptOutcome[]): Promise<{ disabled: boolean }[]> {
     if (outcomes.length === 0) return [];
-    return this.sql.transaction(async (tx) => {
-      const column = <T>(pick: (o: AttemptOutcome) => T) => outcomes.map(pick);
-      await tx.query(
-        `INSERT INTO rw_webhook_attempts (delivery_id, attempt, status, error, duration_ms, response)
+    const column = <T>(pick: (o: AttemptOutcome) => T) => outcomes.map(pick);
+    const params = [
+      column((o) => o.deliveryId),
+      column((o) => o.attempt),
+      column((o) => o.status ?? null),
+      column((o) => o.error ?? null),
+      column((o) => Math.round(o.durationMs)),
+      column((o) => o.response ?? null),
+      column((o) => o.ok),
+      column((o) => !o.ok && o.retryInMs === undefined),
+      column((o) => o.retryInMs ?? 0),
+    ];
+    // The log rows and each delivery's state (only if its claim is still that attempt's).
+    const logAndState = `logged AS (
+         INSERT INTO rw_webhook_attempts (delivery_id, attempt, status, error, duration_ms, response)
          SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[], $5::int[], $6::text[])
-         ON CONFLICT DO NOTHING`,
-        [
-          column((o) => o.deliveryId),
-          column((o) => o.attempt),
-          column((o) => o.status ?? null),
-          column((o) => o.error ?? null),
-          column((o) => Math.round(o.durationMs)),
-          column((o) => o.response ?? null),
-        ],
-      );
-      await tx.query(
-        `UPDATE rw_webhook_deliveries d SET
+         ON CONFLICT DO NOTHING),
+       state AS (
+         UPDATE rw_webhook_deliveries d SET
             status = CASE WHEN o.ok THEN 'delivered' WHEN o.give_up THEN 'failed' ELSE 'pending' END,
             delivered_at = CASE WHEN o.ok THEN now() ELSE d.delivered_at END,
             next_attempt_at = CASE WHEN o.ok OR o.give_up THEN NULL
                                    ELSE now() + o.retry_ms * interval '1 millisecond' END,
             last_status = o.status, last_error = o.error
-           FROM unnest($1::bigint[], $2::int[], $3::bool[], $4::bool[], $5::int[], $6::int[], $7::text[])
+           FROM unnest($1::bigint[], $2::int[], $7::bool[], $8::bool[], $9::int[], $3::int[], $4::text[])
                 AS o(id, attempt, ok, give_up, retry_ms, status, error)
-          WHERE d.id = o.id AND d.attempts = o.attempt AND d.status = 'pending'`,
-        [
-          column((o) => o.deliveryId),
-          column((o) => o.attempt),
-          column((o) => o.ok),
-          column((o) => !o.ok && o.retryInMs === undefined),
-          column((o) => o.retryInMs ?? 0),
-          column((o) => o.status ?? null),
-          column((o) => o.error ?? null),
-        ],
+          WHERE d.id = o.id AND d.attempts = o.attempt AND d.status = 'pending')`;
+    if (outcomes.every((o) => o.ok)) {
+      // Successes only, as nearly all are: one statement (atomic by itself, one round trip and
+      // one commit) that also stops each endpoint's failure clock.
+      await this.sql.query(
+        `WITH ${logAndState},
+           cleared AS (
+             UPDATE rw_webhook_endpoints SET failing_since = NULL
+              WHERE id = ANY($10::text[]) AND failing_since IS NOT NULL)
+         SELECT 1`,
+        [...params, [...new Set(column((o) => o.endpointId))]],
       );
+      return outcomes.map(() => ({ disabled: false }));
+    }
+    return this.sql.transaction(async (tx) => {
+      await tx.query(`WITH ${logAndState} SELECT 1`, params);
       // Each endpoint's clock as its outcomes in order would leave it: a success clears it, a
       // failure starts it (or keeps it running) and may disable the endpoint.
       const disabled = new Map<string, boolean>();

@@ -74,6 +74,19 @@ async function drain(below: bigint) {
   }
 }
 
+/**
+ * Drains until the rows wanted are read: the horizon is the whole server's, so a transaction of
+ * anyone's (another test file's) still running may hold a window back for a moment. That is lag,
+ * never loss: read again from the same cursor.
+ */
+async function drainTo(below: bigint, wanted: readonly string[]) {
+  for (let tries = 0; ; tries++) {
+    const drained = await drain(below);
+    if (wanted.every((row) => drained.rows.includes(row)) || tries === 100) return drained;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("projection windows", () => {
   it("never skip a row that commits after a later transaction's row was read", async () => {
     const sink = "test-late";
@@ -111,7 +124,7 @@ describe("projection windows", () => {
     } finally {
       await client.end();
     }
-    const second = await drain(below);
+    const second = await drainTo(below, [`${early.runId}:2`, `${late.runId}:2`]);
     expect(second.rows.sort()).toEqual([`${early.runId}:2`, `${late.runId}:2`].sort());
     expect(await store.advanceProjectionCursor(sink, start, second.below, 4)).toBe(true);
     // From where it no longer is, the cursor does not move (another projector went first).
@@ -143,6 +156,47 @@ describe("projection windows", () => {
     expect(Math.abs(projected.activations[0]!.startedUs / 1000 - startedAt)).toBeLessThan(2);
   });
 
+  it("report a sink's lag from its first undelivered row, none once caught up", async () => {
+    const sink = "test-lag";
+    const lagOf = async () => (await store.projectionLags()).find((l) => l.sink === sink)!;
+    let caughtUp = await store.ensureProjectionCursor(sink);
+    for (let tries = 0; tries < 100; tries++) {
+      const { below } = await drain(caughtUp);
+      if (below !== caughtUp)
+        expect(await store.advanceProjectionCursor(sink, caughtUp, below, 0)).toBe(true);
+      caughtUp = below;
+      if ((await lagOf()).oldestPending === undefined) break;
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the horizon held back
+    }
+    expect(await lagOf()).toEqual({ sink });
+    const listed = async () => (await store.projectionCursors()).find((c) => c.sink === sink)!;
+    expect((await listed()).pendingRows).toBe(0);
+
+    const before = Date.now();
+    const run = await newRun(); // its run.started row: the first this sink has not delivered
+    await store.commit([
+      {
+        lease: run.lease,
+        afterSeq: 1,
+        entries: [call(2)],
+        status: "running",
+        runRowUnchanged: true,
+      },
+    ]);
+    const lag = await lagOf();
+    const first = (await store.projectedRun(run.runId))!.committedUs.get(1)!;
+    expect(lag.oldestPending?.getTime()).toBe(Math.floor(first / 1000));
+    expect(lag.oldestPending!.getTime()).toBeGreaterThanOrEqual(before - 5_000);
+    const cursor = await listed();
+    expect(cursor.oldestPending).toEqual(lag.oldestPending);
+    expect(cursor.pendingRows).toBeGreaterThanOrEqual(2);
+
+    const { below: to } = await drainTo(caughtUp, [`${run.runId}:1`, `${run.runId}:2`]);
+    expect(await store.advanceProjectionCursor(sink, caughtUp, to, 2)).toBe(true);
+    expect(await lagOf()).toEqual({ sink });
+    expect((await listed()).pendingRows).toBe(0);
+  });
+
   it("keep an expired run until every sink delivered it", async () => {
     const sink = "test-retention";
     const below = await store.ensureProjectionCursor(sink);
@@ -163,7 +217,7 @@ describe("projection windows", () => {
     expect(cursors.find((c) => c.sink === sink)!.pendingRows).toBeGreaterThan(0);
     // Every sink catches up: the run goes.
     for (const cursor of cursors) {
-      const { below: to } = await drain(cursor.below);
+      const { below: to } = await drainTo(cursor.below, [`${run.runId}:2`]);
       await store.advanceProjectionCursor(cursor.sink, cursor.below, to, 0);
     }
     expect(below).toBe(0n);

@@ -6,6 +6,7 @@ import {
   SandboxProcesses,
   WakeUp,
   activationFailureLog,
+  quarantineLog,
   announceWorker,
   publishToolsets,
 } from "@rewind/executor";
@@ -33,7 +34,8 @@ export interface DevPlatformOptions {
   toolsets?: readonly Toolset[];
   /** The payload codec's keys (`id:base64key,…`); default: REWIND_CODEC_KEYS (docs/codec.md). */
   codecKeys?: string;
-  log?: (line: string) => void;
+  /** Where its lines go; a line about a run comes with its fields (runFields). */
+  log?: (line: string, fields?: object) => void;
 }
 
 export interface DevPlatform {
@@ -96,6 +98,7 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
     owner,
     stealLeases: true,
     onError: activationFailureLog(log),
+    onQuarantined: quarantineLog(log),
   });
   // Operators' releases and give-ups: acted on here, at once (the API pokes it) or on its poll.
   const quarantine = new QuarantineService({

@@ -134,9 +134,11 @@ export async function startProjectorService(options: ProjectorProcessOptions = {
   // it the projector there hid the API's and the executor's (issue 17's limit hits among them).
   if (options.store === undefined) serveAs("projector");
   // The lag from the cursors themselves at each scrape: the figure is the store's, not memory's.
+  // One index probe a sink (projectionLags), never a read of the backlog: a scrape must cost the
+  // database nothing that grows with the journal.
   const stopLag = onScrape(async () => {
     const now = Date.now();
-    for (const cursor of await store.projectionCursors())
+    for (const cursor of await store.projectionLags())
       metrics.projectorLag.set(
         { sink: cursor.sink },
         cursor.oldestPending === undefined

@@ -71,6 +71,14 @@ afterAll(async () => {
   if (blobDir) rmSync(blobDir, { recursive: true, force: true });
 });
 
+async function until(done: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > end) throw new Error(`not done within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function finishedRun(runId: string) {
   const started = startedEntry(runId);
   await store.createRun({ started, ttlMs: 60_000 });
@@ -137,6 +145,63 @@ describe("the projector", () => {
     expect(result).toEqual({ runs: 1, delivered: 4 });
     const byId = new Map(first.sent.map((s) => [s.spanId, s.bytes]));
     for (const span of again.sent) expect(span.bytes).toBe(byId.get(span.spanId));
+  });
+
+  it("follows full windows at once, and waits after one that reached the horizon", async () => {
+    /** Keeps the runs' seqs it is handed, and when. */
+    class Clock implements Sink {
+      readonly got: { at: number; seqs: string[] }[] = [];
+      constructor(
+        readonly name: string,
+        private readonly during?: (seqs: string[]) => Promise<void>,
+      ) {}
+      async deliver(batch: SinkBatch): Promise<number> {
+        const seqs = batch.runs.flatMap((r) => r.seqs.map((s) => `${r.view.projected.runId}:${s}`));
+        await this.during?.(seqs);
+        this.got.push({ at: Date.now(), seqs });
+        return seqs.length;
+      }
+      async close(): Promise<void> {}
+    }
+    const mine = (sink: Clock, run: string) =>
+      sink.got.flatMap((g) => g.seqs).filter((s) => s.startsWith(`${run}:`));
+    // Windows of one transaction: the backlog (this run's four, and earlier tests') is read
+    // window after window without waiting, though the poll is a minute.
+    const eager = new Clock("cadence-full");
+    await finishedRun("run_c1");
+    const first = new Projector({ store, sinks: [eager], windowSize: 1, pollMs: 60_000 });
+    first.start();
+    await until(() => mine(eager, "run_c1").length === 4);
+    await first.stop();
+    // A window that read up to the horizon: the sink is caught up, and the next window waits
+    // for the poll, though a run committed while the window was being delivered.
+    const patient = new Clock("cadence-wait", async (seqs) => {
+      if (seqs.includes("run_c2:1"))
+        await store.createRun({ started: startedEntry("run_c3"), ttlMs: 60_000 });
+    });
+    const second = new Projector({ store, sinks: [patient], pollMs: 1_000 });
+    second.start();
+    await until(() => second.ready);
+    await store.createRun({ started: startedEntry("run_c2"), ttlMs: 60_000 });
+    await until(() => mine(patient, "run_c3").length === 1);
+    const [c2, c3] = ["run_c2", "run_c3"].map(
+      (run) => patient.got.find((g) => g.seqs.includes(`${run}:1`))!.at,
+    );
+    expect(c3! - c2!).toBeGreaterThanOrEqual(800);
+    await second.stop();
+  });
+
+  it("backfills the runs committed since a time (--since), and only those", async () => {
+    await finishedRun("run_s_old");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const since = new Date();
+    await finishedRun("run_s_new");
+    const capture = new WireCapture();
+    const result = await backfill(store, new OtelSink({ exporter: capture, env: {} }), { since });
+    expect(result).toEqual({ runs: 1, delivered: 4 });
+    const ids = new Set(capture.sent.map((s) => s.spanId));
+    expect(ids.has(spanIdOf("run_s_new", "run", 0))).toBe(true);
+    expect(ids.has(spanIdOf("run_s_old", "run", 0))).toBe(false);
   });
 
   it("keeps each run's view between windows, whole and in order, with sinks reading at once", async () => {

@@ -189,6 +189,8 @@ describe("webhooks", () => {
     const detail = await store.webhooks.getDelivery(all.id, log.find((d) => d.attempts > 1)!.id);
     expect(detail!.attempts[0]!.status).toBe(500);
     expect(detail!.attempts.at(-1)!.status).toBe(200);
+    // The failures started the endpoint's failure clock; the successes after them stopped it.
+    expect((await store.webhooks.getEndpoint("default", all.id))!.failingSince).toBeNull();
     // The log's retention forgets finished deliveries only.
     expect(await store.webhooks.pruneLog(0)).toBe(expected.length + 1);
     expect(await store.webhooks.listDeliveries(all.id, { limit: 100 })).toEqual([]);

@@ -26,7 +26,8 @@ const Config = z.object({
 
 export interface QuarantineServiceProcessOptions {
   env?: NodeJS.ProcessEnv;
-  log?: (line: string) => void;
+  /** Where its lines go; a line about a run comes with its fields (runFields). */
+  log?: (line: string, fields?: object) => void;
 }
 
 /**

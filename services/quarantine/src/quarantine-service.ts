@@ -1,7 +1,7 @@
 import type { JournalEntry } from "@rewind/core";
 import { findEpoch } from "@rewind/sandbox";
 import type { Lease, QuarantineRequest, RunAppend, Store } from "@rewind/store";
-import { metrics } from "@rewind/telemetry";
+import { metrics, runFields } from "@rewind/telemetry";
 
 /** Where a released run's activation goes: its (new) epoch's workers. */
 export interface ReleaseDoorbell {
@@ -23,7 +23,8 @@ export interface QuarantineServiceOptions {
    * waiting on that run (its result, its journal stream) learn of it at once.
    */
   onCommitted?: (runId: string, ended: boolean) => void;
-  log?: (line: string) => void;
+  /** Where its lines go; a line about a run comes with its fields (runFields). */
+  log?: (line: string, fields?: object) => void;
   now?: () => number;
 }
 
@@ -42,7 +43,7 @@ export class QuarantineService {
   private readonly pollMs: number;
   private readonly leaseTtlMs: number;
   private readonly now: () => number;
-  private readonly log: (line: string) => void;
+  private readonly log: (line: string, fields?: object) => void;
   private timer: NodeJS.Timeout | undefined;
   private gaugeTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -189,7 +190,10 @@ export class QuarantineService {
       if (outcome !== "ok") return false; // fenced: someone else moved the run
       metrics.quarantineReleases.inc({ epoch: String(epoch) });
       this.options.onCommitted?.(run.id, false);
-      this.log(`quarantine: run ${run.id} released by ${first.by} onto epoch ${epoch}`);
+      this.log(
+        `quarantine: run ${run.id} released by ${first.by} onto epoch ${epoch}`,
+        runFields(run.id, seq),
+      );
       await store.releaseLease(lease).catch(() => {});
       // epoch routing: the run's row names its new epoch, so the ring goes to those workers.
       await Promise.resolve(
@@ -219,7 +223,7 @@ export class QuarantineService {
     if (outcome !== "ok") return false;
     metrics.quarantineGiveUps.inc();
     this.options.onCommitted?.(run.id, true);
-    this.log(`quarantine: ${first.by} gave up on run ${run.id}: ${reason}`);
+    this.log(`quarantine: ${first.by} gave up on run ${run.id}: ${reason}`, runFields(run.id, seq));
     return true;
   }
 

@@ -15,6 +15,7 @@ import {
   SandboxProcesses,
   WakeUp,
   activationFailureLog,
+  quarantineLog,
   announceWorker,
   publishToolsets,
 } from "@rewind/executor";
@@ -22,7 +23,7 @@ import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { ENDED_STATUSES, openStore, type RunStatus } from "@rewind/store";
-import { hop, metrics, onScrape, serveAs, startHealthServer } from "@rewind/telemetry";
+import { hop, metrics, onScrape, runFields, serveAs, startHealthServer } from "@rewind/telemetry";
 import { zeroWorkerSeries } from "./metric-series.js";
 
 const Config = z.object({
@@ -95,6 +96,7 @@ export async function startWorker(options: WorkerOptions) {
       log(
         `${why}${runId === undefined ? "" : `; run ${runId} was executing and is charged a death`}; ` +
           `${lost} run${lost === 1 ? "" : "s"} of it are loaded again in a new one`,
+        runId === undefined ? undefined : runFields(runId),
       ),
   });
   sandbox.warm();
@@ -130,6 +132,7 @@ export async function startWorker(options: WorkerOptions) {
     leaseTtlMs: config.REWIND_LEASE_MS,
     maxHotBytes: config.REWIND_MAX_HOT_MB * 1024 * 1024,
     onError: activationFailureLog(log),
+    onQuarantined: quarantineLog(log),
     ...(notices !== undefined
       ? {
           onCommitted: (runId: string, status: RunStatus) =>

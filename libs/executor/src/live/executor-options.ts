@@ -41,6 +41,11 @@ export interface ExecutorOptions {
   onEnded?: (runId: string, status: RunStatus) => void;
   /** A sandbox process died while this run's script executed in it (the death is charged). */
   onDeath?: (runId: string, why: string) => void;
+  /**
+   * A run quarantined after a divergence, once its run.quarantined entry (at `seq`) committed:
+   * for the worker's log line.
+   */
+  onQuarantined?: (runId: string, seq: number, reason: string) => void;
   /** An activation that failed (the store unreachable …); it is retried. */
   onError?: (runId: string, error: unknown) => void;
   /**

@@ -765,6 +765,7 @@ export class Executor {
       metrics.quarantined.inc({ reason });
       metrics.entries.inc({ kind: entry.kind });
       this.options.onCommitted?.(lease.runId, "quarantined");
+      this.options.onQuarantined?.(lease.runId, entry.seq, reason);
     }
     await this.options.store.releaseLease(lease).catch(() => {});
     return undefined;

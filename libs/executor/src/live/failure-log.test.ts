@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
-import { activationFailureLog } from "./failure-log.js";
+import { traceIdOf } from "@rewind/telemetry";
+import { activationFailureLog, quarantineLog } from "./failure-log.js";
 
 it("says a repeated failure once, then how many more there were", () => {
   const lines: string[] = [];
@@ -22,4 +23,15 @@ it("says a repeated failure once, then how many more there were", () => {
   ]);
   fail("run_4", new Error("something else"));
   expect(lines.at(-1)).toBe("run run_4: activation failed, retrying: something else");
+});
+
+it("says a quarantine with the run's id, the entry's seq and the run's trace id", () => {
+  const lines: [string, object | undefined][] = [];
+  quarantineLog((line, fields) => lines.push([line, fields]))("run_q", 7, "divergence");
+  expect(lines).toEqual([
+    [
+      "run run_q quarantined at seq 7 (divergence): `rewind quarantine show run_q` has the report",
+      { runId: "run_q", seq: 7, traceId: traceIdOf("run_q") },
+    ],
+  ]);
 });

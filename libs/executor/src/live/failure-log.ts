@@ -29,3 +29,14 @@ export function activationFailureLog(
     runs.clear();
   };
 }
+
+/** The line a worker says when it quarantines a run: its run id, the entry's seq, its trace id. */
+export function quarantineLog(
+  log: (line: string, fields?: object) => void,
+): (runId: string, seq: number, reason: string) => void {
+  return (runId, seq, reason) =>
+    log(
+      `run ${runId} quarantined at seq ${seq} (${reason}): \`rewind quarantine show ${runId}\` has the report`,
+      runFields(runId, seq),
+    );
+}
