@@ -511,25 +511,33 @@ export class Executor {
     const over = run.usage.exceeded(entries, run.limits, run.namespace);
     if (over !== undefined) return this.failOverLimit(run, over.name, over.error);
     this.fault("produced", run);
-    // The capture policy's seam: what is committed has its secrets replaced by markers (and is
-    // marked redacted); the live script and the tools it calls keep the real values.
-    const redactor = await this.capture.of(run.namespace, run.toolset);
-    const stored = redactor === undefined ? entries : redactor.entries(entries);
-    const status = more ? (run.storedStatus ?? run.status) : run.status;
-    const append: RunAppend = {
-      lease: run.lease,
-      afterSeq: run.committedSeq,
-      entries: stored,
-      status,
-      runRowUnchanged: status === run.storedStatus,
-      // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
-      releaseLease: !more && run.finished,
-    };
-    if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
-    // The activation's first commit records it (only one with entries: its row names the first).
-    if (run.activation !== undefined && entries.length > 0) append.activation = run.activation;
+    // From here the engine is ahead of the journal: it took the event and emitted commands that
+    // are not committed. Whatever fails before the commit answers (the capture policy read from
+    // a store that is down, the commit itself, or a commit whose answer was lost) leaves this copy
+    // out of step with the journal, so it is dropped, never retried: a retry would deliver the
+    // event again to an engine that already took it ("No call at seq N awaits an outcome", over
+    // and over), or find nothing left to do while the commands it emitted were never journaled.
+    let stored: JournalEntry[];
+    let append: RunAppend;
     let outcome;
     try {
+      // The capture policy's seam: what is committed has its secrets replaced by markers (and is
+      // marked redacted); the live script and the tools it calls keep the real values.
+      const redactor = await this.capture.of(run.namespace, run.toolset);
+      stored = redactor === undefined ? entries : redactor.entries(entries);
+      const status = more ? (run.storedStatus ?? run.status) : run.status;
+      append = {
+        lease: run.lease,
+        afterSeq: run.committedSeq,
+        entries: stored,
+        status,
+        runRowUnchanged: status === run.storedStatus,
+        // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
+        releaseLease: !more && run.finished,
+      };
+      if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
+      // The activation's first commit records it (only one with entries: its row names the first).
+      if (run.activation !== undefined && entries.length > 0) append.activation = run.activation;
       outcome = await this.committer.append(append);
     } catch (error) {
       this.drop(run);

@@ -1,0 +1,115 @@
+/**
+ * A store that goes away for a moment (Postgres stopped, a connection reset) at chosen points of
+ * an activation: after the engine took an event, before its commit. The activation fails and is
+ * retried; the hot copy must not survive that failure, since its engine has moved past what the
+ * journal holds. Each run then completes with one body per callId and no event delivered twice
+ * (services/worker/test/restarts.int.test.ts is the same at the scale of a cluster, by timing).
+ */
+import { afterAll, expect, it } from "vitest";
+import { defineToolset, type JournalEntry, type ToolContext } from "@rewind/core";
+import { Executor } from "@rewind/executor";
+import { Sandbox, compileScript } from "@rewind/sandbox";
+import type { Store } from "@rewind/store";
+import { createRun, until, useTestStore } from "./harness.js";
+
+let store: Store;
+useTestStore("outage", (made) => (store = made));
+const sandbox = new Sandbox({ mode: "async" });
+afterAll(() => sandbox.dispose());
+
+const SOURCE = `import { tools, sleep } from "rewind";
+export default async () => {
+  const a = await tools.charge({ n: 1 });
+  await sleep(50);
+  const b = await tools.charge({ n: 2 });
+  return a.n + b.n;
+};`;
+
+/**
+ * The store as the executor sees it: while `down`, every call to it fails as node-postgres
+ * fails when the server is gone. `onCall` sees each method called, before it answers.
+ */
+function flakyStore(onCall: (method: string) => void) {
+  const state = { down: false };
+  const proxy = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        onCall(String(key));
+        if (state.down) return Promise.reject(new Error("Connection terminated unexpectedly"));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, state };
+}
+
+/** One run of SOURCE through an executor whose store goes down once, at its `commit`th commit. */
+async function outage(name: string, commit: number) {
+  const invocations: { callId: string; body: string }[] = [];
+  const toolset = defineToolset("outage", {
+    charge: async (args: { n: number }, ctx: ToolContext) => {
+      invocations.push({ callId: ctx.callId, body: JSON.stringify(args) });
+      return { n: args.n };
+    },
+  });
+  const script = await compileScript({ source: SOURCE, filename: "outage.ts" });
+  const runId = await createRun(store, script, { toolset: "outage" });
+  let commits = 0;
+  let wentDown = false;
+  const errors: string[] = [];
+  // Each commit reads the capture policy first (its cache may have run out): there it fails.
+  const flaky = flakyStore((method) => {
+    if (wentDown || method !== "captureRules" || ++commits !== commit) return;
+    wentDown = flaky.state.down = true;
+    // Back after the first retry's pause (1 s): that retry fails too, the next one must not.
+    setTimeout(() => (flaky.state.down = false), 1_500).unref();
+  });
+  const exec = new Executor({
+    store: flaky.store,
+    sandbox,
+    toolsets: new Map([["outage", toolset]]),
+    owner: `outage-${name}`,
+    onError: (_runId, error) => errors.push((error as Error).message),
+  });
+  try {
+    await exec.activate(runId);
+    await until(
+      async () => (await store.getRun(runId))?.status === "completed",
+      10_000,
+      `${runId} to complete`,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; errors: ${[...new Set(errors)].join(" | ")}`);
+    });
+  } finally {
+    await exec.close();
+  }
+  expect(wentDown, "the store went down").toBe(true);
+  const journal = await store.readJournal(runId);
+  expect((await store.getRun(runId))?.result).toBe(3);
+  expect(journal.map((e) => e.kind)).toEqual([
+    "run.started",
+    "call",
+    "call.result",
+    "timer.set",
+    "timer.fired",
+    "call",
+    "call.result",
+    "run.completed",
+  ]);
+  for (const call of journal.filter((e): e is JournalEntry & { kind: "call" } => e.kind === "call"))
+    expect(
+      new Set(invocations.filter((i) => i.callId === call.callId).map((i) => i.body)).size,
+    ).toBe(1);
+  expect(errors.filter((m) => /awaits an outcome|is pending/.test(m))).toEqual([]);
+}
+
+it("goes on when the store fails after the engine took a call's outcome, before its commit", async () => {
+  // Commits: [call], [call.result, timer.set], [timer.fired, call], [call.result, run.completed].
+  await outage("outcome", 2);
+}, 20_000);
+
+it("goes on when the store fails after the engine took a due timer, before its commit", async () => {
+  await outage("timer", 3);
+}, 20_000);
