@@ -45,8 +45,16 @@ function flakyStore(onCall: (method: string) => void) {
   return { store: proxy, state };
 }
 
-/** One run of SOURCE through an executor whose store goes down once, at its `commit`th commit. */
-async function outage(name: string, commit: number) {
+/**
+ * One run of `source` through an executor whose store goes down once, for 1.5 s, at the `nth`
+ * call of `method` (it fails there, and so does the first retry a second later).
+ */
+async function outage(
+  name: string,
+  source: string,
+  at: { method: string; nth: number },
+  expected: { kinds: string[]; result: number },
+) {
   const invocations: { callId: string; body: string }[] = [];
   const toolset = defineToolset("outage", {
     charge: async (args: { n: number }, ctx: ToolContext) => {
@@ -54,16 +62,14 @@ async function outage(name: string, commit: number) {
       return { n: args.n };
     },
   });
-  const script = await compileScript({ source: SOURCE, filename: "outage.ts" });
+  const script = await compileScript({ source, filename: "outage.ts" });
   const runId = await createRun(store, script, { toolset: "outage" });
-  let commits = 0;
+  let calls = 0;
   let wentDown = false;
   const errors: string[] = [];
-  // Each commit reads the capture policy first (its cache may have run out): there it fails.
   const flaky = flakyStore((method) => {
-    if (wentDown || method !== "captureRules" || ++commits !== commit) return;
+    if (wentDown || method !== at.method || ++calls !== at.nth) return;
     wentDown = flaky.state.down = true;
-    // Back after the first retry's pause (1 s): that retry fails too, the next one must not.
     setTimeout(() => (flaky.state.down = false), 1_500).unref();
   });
   const exec = new Executor({
@@ -87,8 +93,17 @@ async function outage(name: string, commit: number) {
   }
   expect(wentDown, "the store went down").toBe(true);
   const journal = await store.readJournal(runId);
-  expect((await store.getRun(runId))?.result).toBe(3);
-  expect(journal.map((e) => e.kind)).toEqual([
+  expect((await store.getRun(runId))?.result).toBe(expected.result);
+  expect(journal.map((e) => e.kind)).toEqual(expected.kinds);
+  for (const call of journal.filter((e): e is JournalEntry & { kind: "call" } => e.kind === "call"))
+    expect(
+      new Set(invocations.filter((i) => i.callId === call.callId).map((i) => i.body)).size,
+    ).toBe(1);
+  expect(errors.filter((m) => /awaits an outcome|is pending/.test(m))).toEqual([]);
+}
+
+const STEPS = {
+  kinds: [
     "run.started",
     "call",
     "call.result",
@@ -97,19 +112,41 @@ async function outage(name: string, commit: number) {
     "call",
     "call.result",
     "run.completed",
-  ]);
-  for (const call of journal.filter((e): e is JournalEntry & { kind: "call" } => e.kind === "call"))
-    expect(
-      new Set(invocations.filter((i) => i.callId === call.callId).map((i) => i.body)).size,
-    ).toBe(1);
-  expect(errors.filter((m) => /awaits an outcome|is pending/.test(m))).toEqual([]);
-}
+  ],
+  result: 3,
+};
+
+// Each commit reads the capture policy first (its cache may have run out): there the store fails.
+// SOURCE's commits: [call], [call.result, timer.set], [timer.fired, call], [call.result, run.completed].
 
 it("goes on when the store fails after the engine took a call's outcome, before its commit", async () => {
-  // Commits: [call], [call.result, timer.set], [timer.fired, call], [call.result, run.completed].
-  await outage("outcome", 2);
+  await outage("outcome", SOURCE, { method: "captureRules", nth: 2 }, STEPS);
 }, 20_000);
 
 it("goes on when the store fails after the engine took a due timer, before its commit", async () => {
-  await outage("timer", 3);
+  await outage("timer", SOURCE, { method: "captureRules", nth: 3 }, STEPS);
+}, 20_000);
+
+it("runs again the calls whose outcomes a failed rebuild lost", async () => {
+  // Both outcomes arrive together; the first one's continuation outruns the live slice, so the
+  // run is rebuilt from its journal, and the store is down for that load (the second loadRun).
+  // The outcomes the dropped copy held are lost with it: their calls must run again.
+  const heavy = `import { tools } from "rewind";
+  export default async () => {
+    const pending = [tools.charge({ n: 1 }), tools.charge({ n: 2 })];
+    const a = await pending[0];
+    let x = 0;
+    for (let i = 0; i < 30_000_000; i++) x = (x * 31 + i) % 1_000_003; // ~200 ms: past a 20 ms slice
+    const b = await pending[1];
+    return a.n + b.n + (x < 0 ? 1 : 0);
+  };`;
+  await outage(
+    "rebuild",
+    heavy,
+    { method: "loadRun", nth: 2 },
+    {
+      kinds: ["run.started", "call", "call", "call.result", "call.result", "run.completed"],
+      result: 3,
+    },
+  );
 }, 20_000);

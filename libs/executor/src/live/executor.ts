@@ -616,7 +616,7 @@ export class Executor {
     this.heavy.add(run.runId);
     this.hot.delete(run.runId);
     run.dispose(); // not drop(): the calls it owes stay owed, by its successor
-    return this.handOver(run, await this.load(run.runId));
+    return this.handOver(run, () => this.load(run.runId));
   }
 
   /**
@@ -629,13 +629,23 @@ export class Executor {
     this.hot.delete(run.runId);
     run.dispose(); // not drop(): the calls it owes stay owed, by its successor
     metrics.hotRuns.set(this.hot.size);
-    return this.handOver(run, await this.loadAgain(run.lease, run.committedSeq, lost));
+    return this.handOver(run, () => this.loadAgain(run.lease, run.committedSeq, lost));
   }
 
-  /** A dropped hot copy's successor takes its pending outcomes and inbox, and is activated. */
-  private handOver(run: HotRun, next: HotRun | undefined): false {
+  /**
+   * A disposed hot copy's successor, loaded here, takes its pending outcomes and inbox, and is
+   * activated. With no successor (the load failed: the store is down; or the run is no longer
+   * this process's), the outcomes the copy held go with it: their calls are no longer owed here,
+   * so whoever loads the run next runs them again (same callId) instead of waiting for them.
+   */
+  private async handOver(run: HotRun, load: () => Promise<HotRun | undefined>): Promise<false> {
+    let next: HotRun | undefined;
+    try {
+      next = await load();
+    } finally {
+      if (next === undefined) this.owedCalls.delete(run.runId);
+    }
     if (next !== undefined) {
-      run.successor = next;
       next.outcomes.unshift(...run.outcomes);
       this.inboxDirty.add(run.runId);
       void this.activate(run.runId, true);
@@ -679,11 +689,13 @@ export class Executor {
         metrics.toolCalls.inc(labels);
         metrics.toolSeconds.observe(labels, seconds, run.runId);
       });
-      let current = run;
-      while (current.successor !== undefined) current = current.successor; // rebuilt here
-      if (current.dropped || this.hot.get(run.runId) !== current) {
+      // The outcome goes to the copy of the run held here now (this one, or what rebuilt it),
+      // while the call is still owed: a dropped copy takes what it owed with it (`drop` forgets
+      // the set), and a copy loaded after that ran the call again itself.
+      const current = this.hot.get(run.runId);
+      if (current === undefined || current.dropped || this.owedCalls.get(run.runId) !== owed) {
         owed.delete(call.seq);
-        return; // the run left this process: its new owner runs the call again
+        return; // the run left this process: whoever loads it next runs the call again
       }
       current.outcomes.push(outcomeEvent(call, outcome, this.now()));
       this.nextTurn(current, false);
