@@ -1,9 +1,10 @@
 /**
  * A store that goes away for a moment (Postgres stopped, a connection reset) at chosen points of
- * an activation: after the engine took an event, before its commit. The activation fails and is
- * retried; the hot copy must not survive that failure, since its engine has moved past what the
- * journal holds. Each run then completes with one body per callId and no event delivered twice
- * (services/worker/test/restarts.int.test.ts is the same at the scale of a cluster, by timing).
+ * an activation: as an outcome or a due timer is journaled, as a commit's answer comes back, as a
+ * rebuilt run is loaded. The activation fails and is retried; a hot copy that may be out of step
+ * with its journal must not survive it. Each run then completes with one body per callId and no
+ * event delivered twice (services/worker/test/restarts.int.test.ts is the same at the scale of a
+ * cluster, by timing).
  */
 import { afterAll, expect, it } from "vitest";
 import { defineToolset, type JournalEntry, type ToolContext } from "@rewind/core";
@@ -25,20 +26,25 @@ export default async () => {
   return a.n + b.n;
 };`;
 
+const lost = () => new Error("Connection terminated unexpectedly");
+
 /**
  * The store as the executor sees it: while `down`, every call to it fails as node-postgres
- * fails when the server is gone. `onCall` sees each method called, before it answers.
+ * fails when the server is gone. `onCall` sees each method called, before it answers; when it
+ * answers "ambiguous", that call is carried out and then fails all the same (a COMMIT that
+ * reached the server, its answer lost as the server stopped).
  */
-function flakyStore(onCall: (method: string) => void) {
+function flakyStore(onCall: (method: string) => "ambiguous" | undefined) {
   const state = { down: false };
   const proxy = new Proxy(store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
       if (typeof value !== "function") return value;
       return (...args: unknown[]) => {
-        onCall(String(key));
-        if (state.down) return Promise.reject(new Error("Connection terminated unexpectedly"));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const ambiguous = onCall(String(key)) === "ambiguous";
+        if (state.down && !ambiguous) return Promise.reject(lost());
+        const answer = (value as (...a: unknown[]) => unknown).apply(target, args);
+        return ambiguous ? Promise.resolve(answer).then(() => Promise.reject(lost())) : answer;
       };
     },
   });
@@ -47,12 +53,13 @@ function flakyStore(onCall: (method: string) => void) {
 
 /**
  * One run of `source` through an executor whose store goes down once, for 1.5 s, at the `nth`
- * call of `method` (it fails there, and so does the first retry a second later).
+ * call of `method` (it fails there, or with `ambiguous` is carried out and fails; and so does the
+ * first retry a second later).
  */
 async function outage(
   name: string,
   source: string,
-  at: { method: string; nth: number },
+  at: { method: string; nth: number; ambiguous?: boolean },
   expected: { kinds: string[]; result: number },
 ) {
   const invocations: { callId: string; body: string }[] = [];
@@ -68,9 +75,10 @@ async function outage(
   let wentDown = false;
   const errors: string[] = [];
   const flaky = flakyStore((method) => {
-    if (wentDown || method !== at.method || ++calls !== at.nth) return;
+    if (wentDown || method !== at.method || ++calls !== at.nth) return undefined;
     wentDown = flaky.state.down = true;
     setTimeout(() => (flaky.state.down = false), 1_500).unref();
+    return at.ambiguous === true ? "ambiguous" : undefined;
   });
   const exec = new Executor({
     store: flaky.store,
@@ -119,12 +127,17 @@ const STEPS = {
 // Each commit reads the capture policy first (its cache may have run out): there the store fails.
 // SOURCE's commits: [call], [call.result, timer.set], [timer.fired, call], [call.result, run.completed].
 
-it("goes on when the store fails after the engine took a call's outcome, before its commit", async () => {
+it("goes on when the store fails as a call's outcome is journaled", async () => {
   await outage("outcome", SOURCE, { method: "captureRules", nth: 2 }, STEPS);
 }, 20_000);
 
-it("goes on when the store fails after the engine took a due timer, before its commit", async () => {
+it("goes on when the store fails as a due timer is journaled", async () => {
   await outage("timer", SOURCE, { method: "captureRules", nth: 3 }, STEPS);
+}, 20_000);
+
+it("goes on when a commit went in but its answer was lost", async () => {
+  // [call.result, timer.set] is in the journal; the executor heard only an error.
+  await outage("ambiguous", SOURCE, { method: "commit", nth: 2, ambiguous: true }, STEPS);
 }, 20_000);
 
 it("runs again the calls whose outcomes a failed rebuild lost", async () => {

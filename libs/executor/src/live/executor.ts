@@ -498,6 +498,11 @@ export class Executor {
     produce: () => Promise<JournalEntry[]>,
     { inboxId, effects = true, more = false }: StepOptions = {},
   ): Promise<boolean> {
+    // The capture policy's seam: what is committed has its secrets replaced by markers (and is
+    // marked redacted); the live script and the tools it calls keep the real values. Read before
+    // the engine takes the event: a store that cannot answer then fails the activation while this
+    // copy is still in step with its journal, and the retry finds it as it was.
+    const redactor = await this.capture.of(run.namespace, run.toolset);
     let entries: JournalEntry[];
     try {
       entries = await produce();
@@ -512,18 +517,15 @@ export class Executor {
     if (over !== undefined) return this.failOverLimit(run, over.name, over.error);
     this.fault("produced", run);
     // From here the engine is ahead of the journal: it took the event and emitted commands that
-    // are not committed. Whatever fails before the commit answers (the capture policy read from
-    // a store that is down, the commit itself, or a commit whose answer was lost) leaves this copy
-    // out of step with the journal, so it is dropped, never retried: a retry would deliver the
-    // event again to an engine that already took it ("No call at seq N awaits an outcome", over
-    // and over), or find nothing left to do while the commands it emitted were never journaled.
+    // are not committed. Whatever fails before the commit answers (the commit, or a commit whose
+    // answer was lost) leaves this copy out of step with the journal, so it is dropped, never
+    // retried: a retry would deliver the event again to an engine that already took it ("No call
+    // at seq N awaits an outcome", over and over), or find nothing left to do while the commands
+    // it emitted were never journaled.
     let stored: JournalEntry[];
     let append: RunAppend;
     let outcome;
     try {
-      // The capture policy's seam: what is committed has its secrets replaced by markers (and is
-      // marked redacted); the live script and the tools it calls keep the real values.
-      const redactor = await this.capture.of(run.namespace, run.toolset);
       stored = redactor === undefined ? entries : redactor.entries(entries);
       const status = more ? (run.storedStatus ?? run.status) : run.status;
       append = {
