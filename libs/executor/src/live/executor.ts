@@ -807,7 +807,14 @@ export class Executor {
   ): Promise<void> {
     run.namespace = namespace;
     run.usage = RunUsage.of(journal);
-    run.limits = await this.limits.of(namespace);
+    try {
+      run.limits = await this.limits.of(namespace);
+    } catch (error) {
+      // The store is down as the cache runs out: the load fails and is retried, and the copy it
+      // replayed, not yet hot, must not keep its sandbox context for the life of the process.
+      run.dispose();
+      throw error;
+    }
   }
 
   /**
