@@ -127,6 +127,11 @@ const STEPS = {
 // Each commit reads the capture policy first (its cache may have run out): there the store fails.
 // SOURCE's commits: [call], [call.result, timer.set], [timer.fired, call], [call.result, run.completed].
 
+it("goes on when the store fails as a loaded run's first commands are journaled", async () => {
+  // The load's own step: a copy that failed there has not yet run its calls or armed its timers.
+  await outage("load", SOURCE, { method: "captureRules", nth: 1 }, STEPS);
+}, 20_000);
+
 it("goes on when the store fails as a call's outcome is journaled", async () => {
   await outage("outcome", SOURCE, { method: "captureRules", nth: 2 }, STEPS);
 }, 20_000);

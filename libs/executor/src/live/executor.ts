@@ -381,22 +381,29 @@ export class Executor {
     this.hot.set(runId, run);
     metrics.hotRuns.set(this.hot.size);
     this.evictIfFull();
-    if (!(await this.step(run, async () => resumed.entries))) return undefined;
-    // Calls journaled without an outcome may have run before the stop: run them again, same callId.
-    for (const call of run.engine.inFlightCalls()) {
-      if (call.seq > journal.length) continue; // new: `step` invoked it
-      if (this.owed(runId)?.has(call.seq)) continue; // its outcome comes here (a rebuild)
-      const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
-      if (tool?.unsafeToRepeat) {
-        await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
-        break;
+    // Until its calls in flight run again and its timers are armed, this copy is not one to keep:
+    // a failure on the way (the store down) drops it, and the retry loads the run afresh.
+    try {
+      if (!(await this.step(run, async () => resumed.entries))) return undefined;
+      // Calls journaled without an outcome may have run before the stop: run them again, same callId.
+      for (const call of run.engine.inFlightCalls()) {
+        if (call.seq > journal.length) continue; // new: `step` invoked it
+        if (this.owed(runId)?.has(call.seq)) continue; // its outcome comes here (a rebuild)
+        const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
+        if (tool?.unsafeToRepeat) {
+          await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
+          break;
+        }
+        this.invoke(run, call);
+        // A call run again is no progress: if the script dies on its outcome, as it did last time,
+        // this load must still count (see `process`).
+        run.rerunCalls = true;
       }
-      this.invoke(run, call);
-      // A call run again is no progress: if the script dies on its outcome, as it did last time,
-      // this load must still count (see `process`).
-      run.rerunCalls = true;
+      for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    } catch (error) {
+      this.drop(run);
+      throw error;
     }
-    for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
   }
 
@@ -439,17 +446,23 @@ export class Executor {
     // The reused part is journaled first, without effects. When the script ended right where the
     // reuse ends, its verdict is in the live part: keep the lease and the run row's status for it.
     const more = live.length > 0;
-    if (!(await this.step(run, async () => reused, { effects: false, more }))) return undefined;
-    for (const call of run.engine.inFlightCalls()) {
-      if (call.seq > boundary) continue;
-      if (this.options.toolsets.get(run.toolset)?.tools.get(call.name)?.unsafeToRepeat) {
-        await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
-        return run;
+    // As in `load`: a copy that failed on its way to going live is dropped, not kept half-started.
+    try {
+      if (!(await this.step(run, async () => reused, { effects: false, more }))) return undefined;
+      for (const call of run.engine.inFlightCalls()) {
+        if (call.seq > boundary) continue;
+        if (this.options.toolsets.get(run.toolset)?.tools.get(call.name)?.unsafeToRepeat) {
+          await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
+          return run;
+        }
+        this.invoke(run, call);
       }
-      this.invoke(run, call);
+      if (!(await this.step(run, async () => live))) return undefined;
+      for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    } catch (error) {
+      this.drop(run);
+      throw error;
     }
-    if (!(await this.step(run, async () => live))) return undefined;
-    for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
   }
 

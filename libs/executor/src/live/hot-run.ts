@@ -70,6 +70,7 @@ export class HotRun {
   }
 
   dispose(): void {
+    if (this.dropped) return; // dropped once already (a failed load after a failed step)
     this.dropped = true;
     for (const handle of this.timerHandles.values()) clearTimeout(handle);
     this.timerHandles.clear();
