@@ -400,22 +400,29 @@ export class Executor {
     this.hot.set(runId, run);
     metrics.hotRuns.set(this.hot.size);
     this.evictIfFull();
-    if (!(await this.step(run, async () => resumed.entries))) return undefined;
-    // Calls journaled without an outcome may have run before the stop: run them again, same callId.
-    for (const call of run.engine.inFlightCalls()) {
-      if (call.seq > journal.length) continue; // new: `step` invoked it
-      if (this.owed(runId)?.has(call.seq)) continue; // its outcome comes here (a rebuild)
-      const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
-      if (tool?.unsafeToRepeat) {
-        await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
-        break;
+    // Until its calls in flight run again and its timers are armed, this copy is not one to keep:
+    // a failure on the way (the store down) drops it, and the retry loads the run afresh.
+    try {
+      if (!(await this.step(run, async () => resumed.entries))) return undefined;
+      // Calls journaled without an outcome may have run before the stop: run them again, same callId.
+      for (const call of run.engine.inFlightCalls()) {
+        if (call.seq > journal.length) continue; // new: `step` invoked it
+        if (this.owed(runId)?.has(call.seq)) continue; // its outcome comes here (a rebuild)
+        const tool = this.options.toolsets.get(run.toolset)?.tools.get(call.name);
+        if (tool?.unsafeToRepeat) {
+          await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
+          break;
+        }
+        this.invoke(run, call);
+        // A call run again is no progress: if the script dies on its outcome, as it did last time,
+        // this load must still count (see `process`).
+        run.rerunCalls = true;
       }
-      this.invoke(run, call);
-      // A call run again is no progress: if the script dies on its outcome, as it did last time,
-      // this load must still count (see `process`).
-      run.rerunCalls = true;
+      for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    } catch (error) {
+      this.drop(run);
+      throw error;
     }
-    for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
   }
 
@@ -458,17 +465,23 @@ export class Executor {
     // The reused part is journaled first, without effects. When the script ended right where the
     // reuse ends, its verdict is in the live part: keep the lease and the run row's status for it.
     const more = live.length > 0;
-    if (!(await this.step(run, async () => reused, { effects: false, more }))) return undefined;
-    for (const call of run.engine.inFlightCalls()) {
-      if (call.seq > boundary) continue;
-      if (this.options.toolsets.get(run.toolset)?.tools.get(call.name)?.unsafeToRepeat) {
-        await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
-        return run;
+    // As in `load`: a copy that failed on its way to going live is dropped, not kept half-started.
+    try {
+      if (!(await this.step(run, async () => reused, { effects: false, more }))) return undefined;
+      for (const call of run.engine.inFlightCalls()) {
+        if (call.seq > boundary) continue;
+        if (this.options.toolsets.get(run.toolset)?.tools.get(call.name)?.unsafeToRepeat) {
+          await this.step(run, async () => run.engine.fail(unsafeToRepeat(call, run.toolset)));
+          return run;
+        }
+        this.invoke(run, call);
       }
-      this.invoke(run, call);
+      if (!(await this.step(run, async () => live))) return undefined;
+      for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    } catch (error) {
+      this.drop(run);
+      throw error;
     }
-    if (!(await this.step(run, async () => live))) return undefined;
-    for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
     return run;
   }
 
@@ -517,6 +530,11 @@ export class Executor {
     produce: () => Promise<JournalEntry[]>,
     { inboxId, effects = true, more = false }: StepOptions = {},
   ): Promise<boolean> {
+    // The capture policy's seam: what is committed has its secrets replaced by markers (and is
+    // marked redacted); the live script and the tools it calls keep the real values. Read before
+    // the engine takes the event: a store that cannot answer then fails the activation while this
+    // copy is still in step with its journal, and the retry finds it as it was.
+    const redactor = await this.capture.of(run.namespace, run.toolset);
     let entries: JournalEntry[];
     try {
       entries = await produce();
@@ -530,25 +548,30 @@ export class Executor {
     const over = run.usage.exceeded(entries, run.limits, run.namespace);
     if (over !== undefined) return this.failOverLimit(run, over.name, over.error);
     this.fault("produced", run);
-    // The capture policy's seam: what is committed has its secrets replaced by markers (and is
-    // marked redacted); the live script and the tools it calls keep the real values.
-    const redactor = await this.capture.of(run.namespace, run.toolset);
-    const stored = redactor === undefined ? entries : redactor.entries(entries);
-    const status = more ? (run.storedStatus ?? run.status) : run.status;
-    const append: RunAppend = {
-      lease: run.lease,
-      afterSeq: run.committedSeq,
-      entries: stored,
-      status,
-      runRowUnchanged: status === run.storedStatus,
-      // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
-      releaseLease: !more && run.finished,
-    };
-    if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
-    // The activation's first commit records it (only one with entries: its row names the first).
-    if (run.activation !== undefined && entries.length > 0) append.activation = run.activation;
+    // From here the engine is ahead of the journal: it took the event and emitted commands that
+    // are not committed. Whatever fails before the commit answers (the commit, or a commit whose
+    // answer was lost) leaves this copy out of step with the journal, so it is dropped, never
+    // retried: a retry would deliver the event again to an engine that already took it ("No call
+    // at seq N awaits an outcome", over and over), or find nothing left to do while the commands
+    // it emitted were never journaled.
+    let stored: JournalEntry[];
+    let append: RunAppend;
     let outcome;
     try {
+      stored = redactor === undefined ? entries : redactor.entries(entries);
+      const status = more ? (run.storedStatus ?? run.status) : run.status;
+      append = {
+        lease: run.lease,
+        afterSeq: run.committedSeq,
+        entries: stored,
+        status,
+        runRowUnchanged: status === run.storedStatus,
+        // Ended with nothing in flight: nothing more will be appended, so let go in this commit.
+        releaseLease: !more && run.finished,
+      };
+      if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
+      // The activation's first commit records it (only one with entries: its row names the first).
+      if (run.activation !== undefined && entries.length > 0) append.activation = run.activation;
       outcome = await this.committer.append(append);
     } catch (error) {
       this.drop(run);
@@ -627,7 +650,7 @@ export class Executor {
     this.heavy.add(run.runId);
     this.hot.delete(run.runId);
     run.dispose(); // not drop(): the calls it owes stay owed, by its successor
-    return this.handOver(run, await this.load(run.runId));
+    return this.handOver(run, () => this.load(run.runId));
   }
 
   /**
@@ -640,13 +663,23 @@ export class Executor {
     this.hot.delete(run.runId);
     run.dispose(); // not drop(): the calls it owes stay owed, by its successor
     metrics.hotRuns.set(this.hot.size);
-    return this.handOver(run, await this.loadAgain(run.lease, run.committedSeq, lost));
+    return this.handOver(run, () => this.loadAgain(run.lease, run.committedSeq, lost));
   }
 
-  /** A dropped hot copy's successor takes its pending outcomes and inbox, and is activated. */
-  private handOver(run: HotRun, next: HotRun | undefined): false {
+  /**
+   * A disposed hot copy's successor, loaded here, takes its pending outcomes and inbox, and is
+   * activated. With no successor (the load failed: the store is down; or the run is no longer
+   * this process's), the outcomes the copy held go with it: their calls are no longer owed here,
+   * so whoever loads the run next runs them again (same callId) instead of waiting for them.
+   */
+  private async handOver(run: HotRun, load: () => Promise<HotRun | undefined>): Promise<false> {
+    let next: HotRun | undefined;
+    try {
+      next = await load();
+    } finally {
+      if (next === undefined) this.owedCalls.delete(run.runId);
+    }
     if (next !== undefined) {
-      run.successor = next;
       next.outcomes.unshift(...run.outcomes);
       this.inboxDirty.add(run.runId);
       void this.activate(run.runId, true);
@@ -690,11 +723,13 @@ export class Executor {
         metrics.toolCalls.inc(labels);
         metrics.toolSeconds.observe(labels, seconds, run.runId);
       });
-      let current = run;
-      while (current.successor !== undefined) current = current.successor; // rebuilt here
-      if (current.dropped || this.hot.get(run.runId) !== current) {
+      // The outcome goes to the copy of the run held here now (this one, or what rebuilt it),
+      // while the call is still owed: a dropped copy takes what it owed with it (`drop` forgets
+      // the set), and a copy loaded after that ran the call again itself.
+      const current = this.hot.get(run.runId);
+      if (current === undefined || current.dropped || this.owedCalls.get(run.runId) !== owed) {
         owed.delete(call.seq);
-        return; // the run left this process: its new owner runs the call again
+        return; // the run left this process: whoever loads it next runs the call again
       }
       current.outcomes.push(outcomeEvent(call, outcome, this.now()));
       this.nextTurn(current, false);
@@ -810,7 +845,14 @@ export class Executor {
   ): Promise<void> {
     run.namespace = namespace;
     run.usage = RunUsage.of(journal);
-    run.limits = await this.limits.of(namespace);
+    try {
+      run.limits = await this.limits.of(namespace);
+    } catch (error) {
+      // The store is down as the cache runs out: the load fails and is retried, and the copy it
+      // replayed, not yet hot, must not keep its sandbox context for the life of the process.
+      run.dispose();
+      throw error;
+    }
   }
 
   /**

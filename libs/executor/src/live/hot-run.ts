@@ -31,8 +31,6 @@ export class HotRun {
    * continue the activation that made them: no row of their own.
    */
   activation: ActivationRecord | undefined;
-  /** The copy that replaced this one when it was rebuilt in this process (see Executor.rebuild). */
-  successor: HotRun | undefined;
   /** What its journal holds so far, against its namespace's limits (counted at each commit). */
   usage = new RunUsage();
   /** Its namespace's limits, as read when it was loaded. */
@@ -66,6 +64,7 @@ export class HotRun {
   }
 
   dispose(): void {
+    if (this.dropped) return; // dropped once already (a failed load after a failed step)
     this.dropped = true;
     for (const handle of this.timerHandles.values()) clearTimeout(handle);
     this.timerHandles.clear();
