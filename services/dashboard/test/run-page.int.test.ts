@@ -409,3 +409,35 @@ it("fits the Runs list and a run's page in a narrow screen, scrolling only insid
   expect(page.problems).toEqual([]);
   await page.close();
 });
+
+it("cancels an open run from its page, after asking", async () => {
+  // A run of its own, waiting on its approval: the other tests keep theirs.
+  const order = await compileScript({ file: ORDER });
+  const { id } = await api.runs.start({
+    script: order,
+    toolset: "shop",
+    input: { orderId: "o-cancel" },
+  });
+  await expect
+    .poll(async () => (await api.runs.get(id)).status, { timeout: 30_000 })
+    .toBe("waiting");
+  const page = await watchedPage(browser);
+  await page.goto(`${platform.url}/dashboard/#token=${platform.token}`);
+  await page.evaluate((run) => (location.hash = `#/runs/${run}`), id);
+  await page.getByRole("button", { name: "Cancel run…" }).click();
+  // Asked first: keeping it changes nothing.
+  await page.getByRole("button", { name: "Keep it" }).click();
+  expect((await api.runs.get(id)).status).toBe("waiting");
+  await page.getByRole("button", { name: "Cancel run…" }).click();
+  await page.getByRole("button", { name: "Yes, cancel it" }).click();
+  await expect.poll(() => page.locator(".outcome").textContent()).toBe("cancel: asked");
+  await expect
+    .poll(async () => (await api.runs.get(id)).status, { timeout: 30_000 })
+    .toBe("cancelled");
+  // The page follows: its status, the journal's run.cancelled, and no more actions to cancel.
+  await expect.poll(() => page.locator(".run-header").textContent()).toContain("cancelled");
+  await page.locator("ol.entries li", { hasText: "run.cancelled" }).waitFor();
+  expect(await page.getByRole("button", { name: "Cancel run…" }).count()).toBe(0);
+  expect(page.problems).toEqual([]);
+  await page.close();
+});
