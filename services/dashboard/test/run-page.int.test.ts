@@ -112,7 +112,9 @@ it("lists runs with counts, filters them by script and status, and opens one", a
   await page.evaluate(() => (location.hash = "#/runs"));
   await page.locator(`tr[data-run="${orderRun}"]`).waitFor();
   expect(await page.locator(`tr[data-run="${hostileRun}"]`).count()).toBe(1);
-  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe("3");
+  // The runs beforeAll started: the order, the hostile, the multi-file and the flaky one.
+  const started = [orderRun, hostileRun, multiFileRun, flakyRun].length;
+  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe(String(started));
   expect(await page.locator('[data-count="failed"]').textContent()).toBe("1");
   expect(await page.locator(`tr[data-run="${orderRun}"] td`).nth(2).textContent()).toBe("order.ts");
 
@@ -139,7 +141,9 @@ it("lists runs with counts, filters them by script and status, and opens one", a
   const order = await compileScript({ file: ORDER });
   const late = await api.runs.start({ script: order, toolset: "shop", input: { orderId: "o-9" } });
   await page.locator(`tr[data-run="${late.id}"]`).waitFor({ timeout: 10_000 });
-  await expect.poll(() => page.locator('[data-count="all"]').textContent()).toBe("4");
+  await expect
+    .poll(() => page.locator('[data-count="all"]').textContent())
+    .toBe(String(started + 1));
   expect(await page.locator("#runs tbody tr").first().getAttribute("data-run")).toBe(late.id);
   await page.getByRole("link", { name: orderRun }).click();
   await page.locator("#run-title").waitFor();
