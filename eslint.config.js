@@ -1,9 +1,20 @@
 // Type-aware lint: floating promises and non-exhaustive switches are errors, as in the strictest
 // SDKs of this field. Guest code (inside the isolate) may import nothing from Node.
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import tseslint from "typescript-eslint";
 
-const TYPED_TEST_PACKAGES = ["libs/*", "services/*"];
-const TYPED_TESTS = TYPED_TEST_PACKAGES.flatMap((dir) => [
+// Each package is linted through its tsconfig.test.json: one program per package holding its
+// sources and tests, with the other packages as their built declarations. (The project service
+// would open each package's tsconfig.json too, whose "@rewind/source" condition pulls in every
+// dependency's sources: a second, larger program per package, past Node's default heap in all.)
+// Each package lints itself (`turbo run lint`), in a process of its own.
+const PACKAGES = ["libs", "services"].flatMap((dir) =>
+  readdirSync(join(import.meta.dirname, dir))
+    .map((name) => `${dir}/${name}`)
+    .filter((pkg) => existsSync(join(import.meta.dirname, pkg, "package.json"))),
+);
+const TYPED_TESTS = ["libs/*", "services/*"].flatMap((dir) => [
   `${dir}/src/**/*.test.ts`,
   `${dir}/test/**/*.ts`,
 ]);
@@ -44,20 +55,19 @@ export default tseslint.config(
       ],
     },
   },
-  // Tests are outside the build's projects: each package's tsconfig.test.json gives them their
-  // types (the same program `turbo run typecheck` checks), so the typed rules cover every
-  // package's tests too (a new package needs a tsconfig.test.json: the parser says so if not).
-  {
-    files: TYPED_TESTS,
+  // A package's tsconfig.test.json is the program `turbo run typecheck` checks, so the typed rules
+  // cover its tests too (a new package needs one: the parser says so if not).
+  ...PACKAGES.map((pkg) => ({
+    files: [`${pkg}/src/**/*.ts`, `${pkg}/src/**/*.tsx`, `${pkg}/test/**/*.ts`],
     ignores: ["**/test/fixtures/**"],
     languageOptions: {
       parserOptions: {
         projectService: false,
-        project: ["libs/*/tsconfig.test.json", "services/*/tsconfig.test.json"],
+        project: `${pkg}/tsconfig.test.json`,
         tsconfigRootDir: import.meta.dirname,
       },
     },
-  },
+  })),
   // Linted without type information: the other tests, the fixture scripts (run in the sandbox),
   // benchmarks and scripts, and the script API's declaration, which no build compiles (a script
   // program checks it; see examples/).
