@@ -45,6 +45,8 @@ export async function createRun(
     epoch?: number;
     /** A fork: the run and seq it starts from. */
     parent?: { runId: string; seq: number };
+    /** The W3C traceparent of the request that started it. */
+    traceparent?: string;
   },
 ): Promise<string> {
   await store.putScript("default", script);
@@ -63,7 +65,11 @@ export async function createRun(
     namespace: "default",
     ...(options.parent === undefined ? {} : { parent: options.parent }),
   };
-  await store.createRun({ started, ttlMs: 60_000 });
+  await store.createRun({
+    started,
+    ttlMs: 60_000,
+    ...(options.traceparent === undefined ? {} : { traceparent: options.traceparent }),
+  });
   return runId;
 }
 

@@ -36,6 +36,7 @@ export async function toRecord(
   }
   if (row.endedAt !== null) record.endedAt = row.endedAt;
   if (row.expiresAt !== null) record.expiresAt = row.expiresAt;
+  if (row.traceparent !== null) record.traceparent = row.traceparent;
   if (row.leaseOwner !== null && row.leaseExpiresAt !== null && row.leaseExpiresAt > new Date())
     record.holder = row.leaseOwner;
   return record;
@@ -69,5 +70,6 @@ export function runRowFromJson(run: Record<string, unknown>): RunRow {
     updatedAt: at("updated_at")!,
     endedAt: at("ended_at"),
     expiresAt: at("expires_at"),
+    traceparent: (run.traceparent as string | null | undefined) ?? null,
   };
 }

@@ -71,6 +71,8 @@ export const runs = pgTable("rw_runs", {
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
   endedAt: timestamp("ended_at", { withTimezone: true }),
   expiresAt: timestamp("expires_at", { withTimezone: true }),
+  /** The W3C traceparent of the request that started the run, if any (migration 0012). */
+  traceparent: text("traceparent"),
 });
 
 export const journal = pgTable(

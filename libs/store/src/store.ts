@@ -79,6 +79,8 @@ export interface RunRecord {
   holder?: string;
   /** How many times a worker took the run's lease (its lease token): see RunRoute.leases. */
   leases: number;
+  /** The W3C traceparent of the request that started the run: its trace is the run's. */
+  traceparent?: string;
 }
 
 /** Where a run's next activation should go: its epoch's queue, or the worker holding it hot. */

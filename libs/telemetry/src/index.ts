@@ -15,7 +15,13 @@ export {
   CONTENT_TYPES,
   type ExpositionFormat,
 } from "./exposition.js";
-export { traceIdOf, parseTraceparent } from "./trace-id.js";
+export {
+  adoptRunTrace,
+  derivedTraceId,
+  forgetRunTrace,
+  parseTraceparent,
+  traceIdOf,
+} from "./trace-id.js";
 export {
   createLogger,
   lineLog,

@@ -11,8 +11,9 @@ export interface RunFields {
   traceId: string;
 }
 
-export function runFields(runId: string, seq?: number): RunFields {
-  return { runId, ...(seq === undefined ? {} : { seq }), traceId: traceIdOf(runId) };
+/** With the run's stored traceparent when the caller has it (else what this process adopted). */
+export function runFields(runId: string, seq?: number, traceparent?: string): RunFields {
+  return { runId, ...(seq === undefined ? {} : { seq }), traceId: traceIdOf(runId, traceparent) };
 }
 
 export interface LoggerOptions {

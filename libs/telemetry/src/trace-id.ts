@@ -1,20 +1,52 @@
 import { createHash } from "node:crypto";
 
 /**
- * The trace id of a run, derived from its id alone (32 hex digits, W3C trace-context form), so
- * every process, a replay and a later backfill name the same trace without storing anything.
- * Cached: a hot run's observations ask for it again and again.
+ * The trace id a run gets when the request that started it named none: derived from its id alone
+ * (32 hex digits, W3C trace-context form), so every process, a replay and a later backfill name
+ * the same trace without storing anything. Cached: a hot run's observations ask for it often.
  */
-const cache = new Map<string, string>();
+const derived = new Map<string, string>();
 
-export function traceIdOf(runId: string): string {
-  let id = cache.get(runId);
+export function derivedTraceId(runId: string): string {
+  let id = derived.get(runId);
   if (id === undefined) {
     id = createHash("sha256").update(`rewind.trace:${runId}`).digest("hex").slice(0, 32);
-    if (cache.size >= 10_000) cache.delete(cache.keys().next().value!);
-    cache.set(runId, id);
+    if (derived.size >= 10_000) derived.delete(derived.keys().next().value!);
+    derived.set(runId, id);
   }
   return id;
+}
+
+/**
+ * Runs in this process whose trace is the one of the request that started them (it carried a
+ * traceparent, stored with the run): learned when the process loads the run, forgotten when the
+ * run leaves it. Bounded all the same, so a path that forgets to forget cannot grow it forever.
+ */
+const started = new Map<string, string>();
+const MAX_STARTED = 100_000;
+
+/** This process holds the run now: its logs and exemplars name its start request's trace. */
+export function adoptRunTrace(runId: string, traceparent: string | undefined): void {
+  const traceId = parseTraceparent(traceparent)?.traceId;
+  if (traceId === undefined) {
+    started.delete(runId);
+    return;
+  }
+  if (started.size >= MAX_STARTED && !started.has(runId))
+    started.delete(started.keys().next().value!);
+  started.set(runId, traceId);
+}
+
+export function forgetRunTrace(runId: string): void {
+  started.delete(runId);
+}
+
+/**
+ * The trace id of a run, as the projector exports its spans (traceIdOfRun there, from the stored
+ * traceparent): its start request's when this process adopted it, else the derived one.
+ */
+export function traceIdOf(runId: string, traceparent?: string): string {
+  return parseTraceparent(traceparent)?.traceId ?? started.get(runId) ?? derivedTraceId(runId);
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;

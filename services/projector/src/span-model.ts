@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Json, JournalEntry, RunStartedEntry } from "@rewind/core";
 import type { CommittedActivation, ProjectedRun } from "@rewind/store";
-import { parseTraceparent, traceIdOf } from "@rewind/telemetry";
+import { derivedTraceId, parseTraceparent } from "@rewind/telemetry";
 
 /**
  * The span model of a run's trace (docs/traces.md), a pure function of its committed journal:
@@ -52,7 +52,7 @@ const ZERO_SPAN = "0".repeat(16);
 
 /** The run's trace: its starting request's when it carried one, else derived from the run id. */
 export function traceIdOfRun(runId: string, traceparent: string | null): string {
-  return parseTraceparent(traceparent)?.traceId ?? traceIdOf(runId);
+  return parseTraceparent(traceparent)?.traceId ?? derivedTraceId(runId);
 }
 
 /** A span id from the run, the span's role and the seq it starts at (never all zeros). */
@@ -250,7 +250,7 @@ function forkLinks(view: RunView, started: RunStartedEntry): ModelSpan["links"] 
   if (started.parent === undefined) return [];
   return [
     {
-      traceId: view.parentTraceId ?? traceIdOf(started.parent.runId),
+      traceId: view.parentTraceId ?? derivedTraceId(started.parent.runId),
       spanId: spanIdOf(started.parent.runId, "run", 0),
       attributes: {
         "rewind.fork.parent_run_id": started.parent.runId,

@@ -192,7 +192,7 @@ export class QuarantineService {
       this.options.onCommitted?.(run.id, false);
       this.log(
         `quarantine: run ${run.id} released by ${first.by} onto epoch ${epoch}`,
-        runFields(run.id, seq),
+        runFields(run.id, seq, run.traceparent),
       );
       await store.releaseLease(lease).catch(() => {});
       // epoch routing: the run's row names its new epoch, so the ring goes to those workers.
@@ -223,7 +223,7 @@ export class QuarantineService {
     if (outcome !== "ok") return false;
     metrics.quarantineGiveUps.inc();
     this.options.onCommitted?.(run.id, true);
-    this.log(`quarantine: ${first.by} gave up on run ${run.id}: ${reason}`, runFields(run.id, seq));
+    this.log(`quarantine: ${first.by} gave up on run ${run.id}: ${reason}`, runFields(run.id, seq, run.traceparent));
     return true;
   }
 

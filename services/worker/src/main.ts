@@ -146,13 +146,25 @@ export async function startWorker(options: WorkerOptions) {
   // Only the queues of the epochs this build can replay: a run of another epoch waits for a
   // worker that can (a gauge shows how many wait).
   // How long each activation waited for a worker, handed from the queue to the activation (and
-  // from there to its rw_activations row, for the projections).
-  const waited = new Map<string, number>();
+  // from there to its rw_activations row, for the projections). Observed once the activation
+  // has loaded the run: its exemplar then names the run's trace, a start request's included.
+  type Wait = { delivery: "sticky" | "shared"; waitedMs: number };
+  const observeWait = (runId: string, { delivery, waitedMs }: Wait) =>
+    metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
+  const waited = new Map<string, Wait>();
   queue.consume(
-    (runId) => {
-      const scheduleToStartMs = waited.get(runId);
+    async (runId) => {
+      const wait = waited.get(runId);
       waited.delete(runId);
-      return executor.activate(runId, false, scheduleToStartMs);
+      try {
+        return await executor.activate(
+          runId,
+          false,
+          wait === undefined ? undefined : Math.round(wait.waitedMs),
+        );
+      } finally {
+        if (wait !== undefined) observeWait(runId, wait);
+      }
     },
     {
       concurrency: options.concurrency ?? 64,
@@ -161,8 +173,8 @@ export async function startWorker(options: WorkerOptions) {
       claimMs: config.REWIND_LEASE_MS,
       onTaken: (runId, { delivery, waitedMs }) => {
         hop(`worker.taken.${delivery}`, runId);
-        if (waited.size < 10_000) waited.set(runId, Math.round(waitedMs));
-        metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
+        if (waited.size < 10_000) waited.set(runId, { delivery, waitedMs });
+        else observeWait(runId, { delivery, waitedMs });
       },
     },
   );

@@ -27,7 +27,7 @@ import {
   toolNotFound,
   unsafeToRepeat,
 } from "../verdicts.js";
-import { hop, metrics } from "@rewind/telemetry";
+import { adoptRunTrace, hop, metrics } from "@rewind/telemetry";
 import { countLater } from "./count-later.js";
 import { GroupCommitter } from "./group-commit.js";
 import {
@@ -305,6 +305,7 @@ export class Executor {
     if (loaded === undefined) return undefined; // ended, another owner holds it, or another epoch
     hop("worker.leased", runId);
     const { lease, record, journal, inbox } = loaded;
+    adoptRunTrace(runId, record.traceparent); // its logs and exemplars name its start's trace
     const bound = this.options.maxAttempts ?? 5;
     // Deaths of its sandbox process while it executed, charged by the supervisor before this
     // load: past the bound with no progress beyond the seq of the last one, it is failed first.

@@ -2,6 +2,7 @@ import { limitDefaults, type Limits } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
 import type { ScriptHandle } from "@rewind/sandbox";
 import type { ActivationRecord, InboxItem, Lease, RunStatus } from "@rewind/store";
+import { forgetRunTrace } from "@rewind/telemetry";
 import { RunUsage } from "./run-limits.js";
 
 /** A run whose sandbox is alive in this process: its next event needs no replay. */
@@ -69,5 +70,6 @@ export class HotRun {
     for (const handle of this.timerHandles.values()) clearTimeout(handle);
     this.timerHandles.clear();
     this.instance.dispose();
+    forgetRunTrace(this.runId);
   }
 }
