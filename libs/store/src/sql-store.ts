@@ -69,6 +69,8 @@ import type {
 /** The store over SQL: the same code for Postgres and PGlite. */
 export class SqlStore implements Store {
   private readonly scripts = new Map<string, StoredScript>();
+  /** When this process last counted each namespace's open runs (see InFlightCounts). */
+  private readonly inFlightCounts = new limits.InFlightCounts();
   private readonly values: ValueRows;
   private readonly codecs: CodecSettings;
   private readonly capture: CapturePolicies;
@@ -274,20 +276,17 @@ export class SqlStore implements Store {
     ];
     if (value === undefined && idempotency === undefined) {
       // The usual case (the input fits inline): one statement, one round trip, the namespace's
-      // load counted in it (no limits: none can be reached). The foreign keys are checked at its
-      // end, when the namespace and run rows of the same statement exist.
-      const result = await this.sql.execute<{
-        created: number;
-        in_flight: string;
-        last_second: string;
-      }>(
+      // load counted in it (its open runs only when they could reach their limit: InFlightCounts).
+      // The foreign keys are checked at its end, when the namespace and run rows exist.
+      const countInFlight = this.inFlightCounts.mustCount(started.namespace, startLimits);
+      const result = await this.sql.execute<limits.StartLoadRow & { created: number }>(
         "rw_create_run",
-        `WITH load AS (${limits.START_LOAD.replaceAll("$1", "$2")}),
+        `WITH load AS (${limits.startLoadSql("$2", "$15::boolean")}),
               namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
                 INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, traceparent)
                 SELECT $1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12 FROM load
-                 WHERE in_flight < $13 AND last_second < $14
+                 WHERE coalesce(in_flight, 0) < $13 AND last_second < $14
                 RETURNING id),
               journal AS (
                 INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
@@ -301,12 +300,18 @@ export class SqlStore implements Store {
           traceparent,
           startLimits?.runsInFlight ?? Number.MAX_SAFE_INTEGER,
           startLimits?.startsPerSecond ?? Number.MAX_SAFE_INTEGER,
+          countInFlight,
         ],
       );
       const answer = result.rows[0]!;
+      if (answer.in_flight !== null)
+        this.inFlightCounts.record(started.namespace, Number(answer.in_flight));
       return answer.created > 0
         ? { created: true }
-        : { created: false, refused: limits.startLoadOf(answer) };
+        : {
+            created: false,
+            refused: limits.startLoadOf(answer, this.inFlightCounts.last(started.namespace)),
+          };
     }
     // The rarer starts (a start key, a large input): their load counted first.
     if (startLimits !== undefined) {

@@ -635,6 +635,30 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.getRun(entry.runId))?.status).toBe("queued");
     });
 
+    it("counts open runs only when a start of the second could reach their limit", async () => {
+      const ns = `in_flight_${counter}`;
+      const start = (limits: StartLimits) =>
+        store.createRun({ started: started({ namespace: ns }), ttlMs: 60_000, limits });
+      await newRun({ namespace: ns }); // open: it counts in flight
+      // Far below the limit: counted by the first start, then taken as read for a second
+      // (no start of it can add more than startsPerSecond). A start rate of 0 refuses, and its
+      // answer shows the runs in flight as last counted: 1, though 4 are open now.
+      expect(await start({ runsInFlight: 1_000, startsPerSecond: 100 })).toEqual({ created: true });
+      await newRun({ namespace: ns });
+      await newRun({ namespace: ns });
+      expect(await start({ runsInFlight: 1_000, startsPerSecond: 0 })).toEqual({
+        created: false,
+        refused: { inFlight: 1, lastSecond: expect.any(Number) },
+      });
+      // Near it, every start counts, exactly: a limit of 5 takes one more and refuses the next.
+      const near = { runsInFlight: 5, startsPerSecond: 100 };
+      expect(await start(near)).toEqual({ created: true });
+      expect(await start(near)).toEqual({
+        created: false,
+        refused: { inFlight: 5, lastSecond: expect.any(Number) },
+      });
+    });
+
     it("leaves a run no worker has taken yet to its first ring for a while", async () => {
       const entry = started();
       await store.createRun({ started: entry, ttlMs: 60_000 });
