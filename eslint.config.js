@@ -8,7 +8,7 @@ import tseslint from "typescript-eslint";
 // sources and tests, with the other packages as their built declarations. (The project service
 // would open each package's tsconfig.json too, whose "@rewind/source" condition pulls in every
 // dependency's sources: a second, larger program per package, past Node's default heap in all.)
-// Each package lints itself (`turbo run lint`), in a process of its own.
+// And each package lints itself (`turbo run lint`), in a process of its own; the root the rest.
 const PACKAGES = ["libs", "services"].flatMap((dir) =>
   readdirSync(join(import.meta.dirname, dir))
     .map((name) => `${dir}/${name}`)
