@@ -380,17 +380,28 @@ describe("webhooks", () => {
         const id = `run_k${String(i).padStart(2, "0")}`;
         await endedRun(id, "run.completed");
         runs.push(id);
-        if (i === 20) {
-          // Mid-stream: some of the stream delivered, some rows made and not sent, some not made.
+        if (i === 19) {
           await until(
             "the stream under way",
             () => receiver.delivered("/stream").length > 0,
+            30_000,
+          );
+          // Refused from here on, so some deliveries are surely pending when the projector dies
+          // (however fast it sent the rest).
+          receiver.answer = () => 500;
+        }
+        if (i === 20) {
+          // Mid-stream: some of the stream delivered, some rows pending, some not made yet.
+          await until(
+            "a delivery refused",
+            () => receiver.receipts.some((r) => r.path === "/stream" && r.answered >= 500),
             30_000,
           );
           await killed(projector);
           pendingAtKill = (await store.webhooks.listDeliveries(endpoint.id, { limit: 500 })).filter(
             (r) => r.status === "pending",
           ).length;
+          receiver.answer = () => 200;
           await pause(300);
           projector = start();
         }
