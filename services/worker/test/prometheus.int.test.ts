@@ -225,7 +225,9 @@ describe("metrics scraped by a real Prometheus", () => {
       },
       15_000,
     );
+    const seenAt = Date.now() / 1000;
     await pause(1_500); // a few scrapes of it, as a dashboard's step would see
+    const thawAt = Date.now() / 1000;
     for (const { worker } of replacements) worker.child.kill("SIGCONT");
     await ended(late, "completed");
 
@@ -261,7 +263,7 @@ describe("metrics scraped by a real Prometheus", () => {
       journals,
       hotWhileWaiting: Number(hotWhileWaiting[0]?.value?.[1]),
       inQuarantine: Number(inQuarantine[0]?.value?.[1]),
-      backlog: Number(backlog.value![1]),
+      backlog: { waiting: Number(backlog.value![1]), from: seenAt, to: thawAt },
       workers: hosts.worker,
       webhooks: { delivered: ends, retrying: ends, failed: 0 },
       limitsHit: Object.fromEntries(LIMIT_NAMES.map((l) => [l, l === "runsInFlight" ? 1 : 0])),
