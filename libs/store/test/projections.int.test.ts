@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JournalEntry, RunStartedEntry } from "@rewind/core";
 import { FolderBlobStore, SqlStore, migrate, openSqlClient } from "../src/index.js";
+import type { Lease, RunAppend } from "../src/index.js";
 import { createTestDatabase } from "../src/testing.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,6 +64,19 @@ const call = (seq: number): JournalEntry => ({
   callId: `c${seq}`,
 });
 
+/** Commits a run's first call (seq 2) under its lease, as a worker's first step does. */
+const commitFirstCall = (lease: Lease, activation?: RunAppend["activation"]) =>
+  store.commit([
+    {
+      lease,
+      afterSeq: 1,
+      entries: [call(2)],
+      status: "running",
+      runRowUnchanged: true,
+      ...(activation === undefined ? {} : { activation }),
+    },
+  ]);
+
 /** Reads windows from `below` until the horizon, as the projector does. */
 async function drain(below: bigint) {
   const rows: string[] = [];
@@ -106,17 +120,7 @@ describe("projection windows", () => {
         [late.runId],
       );
       // A later transaction commits while the first still runs.
-      expect(
-        await store.commit([
-          {
-            lease: early.lease,
-            afterSeq: 1,
-            entries: [call(2)],
-            status: "running",
-            runRowUnchanged: true,
-          },
-        ]),
-      ).toEqual(["ok"]);
+      expect(await commitFirstCall(early.lease)).toEqual(["ok"]);
       const first = await drain(below);
       // The committed row is held back with the running one: the window stops at the horizon.
       expect(first.rows).toEqual([]);
@@ -135,16 +139,13 @@ describe("projection windows", () => {
     const run = await newRun();
     const startedAt = Date.now();
     expect(
-      await store.commit([
-        {
-          lease: run.lease,
-          afterSeq: 1,
-          entries: [call(2)],
-          status: "running",
-          runRowUnchanged: true,
-          activation: { kind: "cold", replayed: 1, attempt: 1, scheduleToStartMs: 7, startedAt },
-        },
-      ]),
+      await commitFirstCall(run.lease, {
+        kind: "cold",
+        replayed: 1,
+        attempt: 1,
+        scheduleToStartMs: 7,
+        startedAt,
+      }),
     ).toEqual(["ok"]);
     const projected = (await store.projectedRun(run.runId))!;
     expect(projected.traceparent).toBe("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
@@ -174,15 +175,7 @@ describe("projection windows", () => {
 
     const before = Date.now();
     const run = await newRun(); // its run.started row: the first this sink has not delivered
-    await store.commit([
-      {
-        lease: run.lease,
-        afterSeq: 1,
-        entries: [call(2)],
-        status: "running",
-        runRowUnchanged: true,
-      },
-    ]);
+    await commitFirstCall(run.lease);
     const lag = await lagOf();
     const first = (await store.projectedRun(run.runId))!.committedUs.get(1)!;
     expect(lag.oldestPending?.getTime()).toBe(Math.floor(first / 1000));
