@@ -41,6 +41,7 @@ export {
   type SignalEntry,
 } from "./entries.js";
 export type { GuestCommand, GuestEvent } from "./wall.js";
+export { firstActivationOf, startedAsHinted, type FirstActivation } from "./first-activation.js";
 export { shortForm } from "./short-form.js";
 export {
   defineToolset,

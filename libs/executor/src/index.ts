@@ -8,7 +8,7 @@ export {
 } from "./run-in-process.js";
 export { invokeTool, type CallOutcome, type InvokeOptions } from "./invoke.js";
 export { VirtualSchedule } from "./virtual-clock.js";
-export { Executor } from "./live/executor.js";
+export { Executor, type Taken } from "./live/executor.js";
 export type { ExecutorOptions, FaultPoint } from "./live/executor-options.js";
 export { WakeUp } from "./live/wake-up.js";
 export { activationFailureLog, quarantineLog } from "./live/failure-log.js";

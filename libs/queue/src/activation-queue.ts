@@ -1,3 +1,5 @@
+import type { FirstActivation } from "@rewind/core";
+
 /** "Run R has something to process", and where that is best done. */
 export interface Activation {
   runId: string;
@@ -11,7 +13,12 @@ export interface Activation {
    * dead worker left behind in the queue.
    */
   leases?: number;
+  /** A new run's first ring: what its worker may begin with before reading the journal. */
+  first?: FirstActivation;
 }
+
+/** Handles one activation: the run, and its first ring's hint when it is one. */
+export type ActivationHandler = (runId: string, first?: FirstActivation) => Promise<void>;
 
 export interface ConsumeOptions {
   /** Activations handled at once from the shared queues (default 64). */
@@ -45,7 +52,7 @@ export interface ActivationQueue {
   /** Asks for an activation of the run; rings while one is already waiting collapse into it. */
   ring(activation: Activation): Promise<void>;
   /** Starts handing activations to `handler`. */
-  consume(handler: (runId: string) => Promise<void>, options?: ConsumeOptions): void;
+  consume(handler: ActivationHandler, options?: ConsumeOptions): void;
   /**
    * Activations waiting for a worker, per epoch (the autoscalers' figure). Only a shared queue
    * has one: the embedded default's single process has nothing to scale.
@@ -58,21 +65,21 @@ export interface ActivationQueue {
 
 /** The embedded default: activations in this process, no Redis (one worker: no routing). */
 export class InProcessQueue implements ActivationQueue {
-  private handler: ((runId: string) => Promise<void>) | undefined;
+  private handler: ActivationHandler | undefined;
   private readonly waiting = new Set<string>();
-  private readonly queue: string[] = [];
+  private readonly queue: Pick<Activation, "runId" | "first">[] = [];
   private active = 0;
   private concurrency = 64;
   private closed = false;
 
-  async ring({ runId }: Activation): Promise<void> {
+  async ring({ runId, first }: Activation): Promise<void> {
     if (this.closed || this.waiting.has(runId)) return;
     this.waiting.add(runId);
-    this.queue.push(runId);
+    this.queue.push(first === undefined ? { runId } : { runId, first });
     this.pump();
   }
 
-  consume(handler: (runId: string) => Promise<void>, options: ConsumeOptions = {}): void {
+  consume(handler: ActivationHandler, options: ConsumeOptions = {}): void {
     this.handler = handler;
     this.concurrency = options.concurrency ?? 64;
     this.pump();
@@ -90,10 +97,10 @@ export class InProcessQueue implements ActivationQueue {
 
   private pump(): void {
     while (this.handler !== undefined && this.active < this.concurrency && this.queue.length > 0) {
-      const runId = this.queue.shift()!;
+      const { runId, first } = this.queue.shift()!;
       this.waiting.delete(runId);
       this.active++;
-      void this.handler(runId)
+      void this.handler(runId, first)
         .catch(() => {}) // the handler reports its own failures; the reconciler rings again
         .finally(() => {
           this.active--;

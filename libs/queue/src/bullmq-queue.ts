@@ -1,7 +1,12 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { RewindError } from "@rewind/core";
-import type { Activation, ActivationQueue, ConsumeOptions } from "./activation-queue.js";
+import { RewindError, type FirstActivation } from "@rewind/core";
+import type {
+  Activation,
+  ActivationHandler,
+  ActivationQueue,
+  ConsumeOptions,
+} from "./activation-queue.js";
 
 export interface BullMqOptions {
   redisUrl: string;
@@ -69,7 +74,7 @@ export class BullMqQueue implements ActivationQueue {
     );
   }
 
-  async ring({ runId, epoch, holder, leases }: Activation): Promise<void> {
+  async ring({ runId, epoch, holder, leases, first }: Activation): Promise<void> {
     const queue = this.queue(epoch);
     const once = { removeOnComplete: true, removeOnFail: true };
     // Duplicate rings share a job id and collapse. The id names the lease generation: a worker
@@ -87,10 +92,11 @@ export class BullMqQueue implements ActivationQueue {
       if ((await this.connection.publish(this.channel(holder), message)) > 0) return;
       await queue.remove(fallback); // no one listens there: the holder is gone
     }
-    await queue.add("activate", { runId }, { ...once, jobId });
+    const data: ActivationData = first === undefined ? { runId } : { runId, first };
+    await queue.add("activate", data, { ...once, jobId });
   }
 
-  consume(handler: (runId: string) => Promise<void>, options: ConsumeOptions = {}): void {
+  consume(handler: ActivationHandler, options: ConsumeOptions = {}): void {
     for (const epoch of options.epochs ?? [1]) {
       this.queue(epoch); // to cancel sticky fallbacks on it
       // BullMQ leaves a connection it is given open on close: keep it to close it ourselves.
@@ -99,10 +105,10 @@ export class BullMqQueue implements ActivationQueue {
       const worker = new Worker(
         queueName(epoch),
         async (job) => {
-          const { runId } = job.data as { runId: string };
+          const { runId, first } = job.data as ActivationData;
           const due = job.timestamp + (job.opts.delay ?? 0);
           options.onTaken?.(runId, { delivery: "shared", waitedMs: Math.max(0, Date.now() - due) });
-          return handler(runId);
+          return handler(runId, first);
         },
         {
           connection,
@@ -186,6 +192,12 @@ function queueName(epoch: number): string {
 
 function fallbackId(jobId: string): string {
   return `${jobId}.sticky-fallback`;
+}
+
+/** A job's data: the run, and a new run's first-ring hint (rings of one job id collapse into it). */
+interface ActivationData {
+  runId: string;
+  first?: FirstActivation;
 }
 
 /** What a ring publishes on its holder's channel: the run, and the fallback job to cancel. */

@@ -1,6 +1,7 @@
 export {
   InProcessQueue,
   type Activation,
+  type ActivationHandler,
   type ActivationQueue,
   type ConsumeOptions,
 } from "./activation-queue.js";

@@ -64,6 +64,29 @@ describe("the BullMQ queue on a real Redis", () => {
     await queue.close();
   });
 
+  it("hands a new run's first-ring hint to the handler, on either queue", async () => {
+    const first = {
+      namespace: "ns",
+      scriptHash: "sha256:ab",
+      seed: "0".repeat(64),
+      at: 7,
+      epoch: 1,
+    };
+    for (const queue of [
+      await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: `${prefix}-first` }),
+      new InProcessQueue(),
+    ]) {
+      await queue.ring({ runId: "new", epoch: 1, leases: 0, first });
+      await queue.ring({ runId: "old", epoch: 1, leases: 3 });
+      const seen = new Map<string, unknown>();
+      queue.consume(async (runId, hint) => void seen.set(runId, hint));
+      await until(() => seen.size === 2);
+      expect(seen.get("new")).toEqual(first);
+      expect(seen.get("old")).toBeUndefined();
+      await queue.close();
+    }
+  });
+
   it("gives each epoch its own queue: a worker takes only the epochs it supports", async () => {
     const p = `${prefix}-epochs`;
     const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });

@@ -1,3 +1,4 @@
+import type { FirstActivation } from "@rewind/core";
 import type { RunRecord } from "@rewind/store";
 import type { ApiContext } from "./context.js";
 
@@ -17,6 +18,8 @@ export interface RunRoute {
   holder?: string;
   /** How many times the run's lease was taken: see @rewind/queue's Activation.leases. */
   leases?: number;
+  /** A new run's first ring: what a worker may begin with before reading its journal. */
+  first?: FirstActivation;
 }
 
 /** Rings for a run whose change is already stored; a failing doorbell never fails the request. */

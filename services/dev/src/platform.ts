@@ -132,7 +132,9 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
         ...(options.redisPrefix ? { prefix: options.redisPrefix } : {}),
       })
     : new InProcessQueue();
-  queue.consume((runId) => executor.activate(runId), { epochs: executor.epochs });
+  queue.consume((runId, first) => executor.activate(runId, false, first ? { first } : {}), {
+    epochs: executor.epochs,
+  });
   quarantine.start();
   // The projector, embedded: webhooks always (its sink writes delivery rows, it always
   // delivers), traces when an OTLP endpoint is configured (a sink that can never deliver would

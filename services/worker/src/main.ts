@@ -153,15 +153,14 @@ export async function startWorker(options: WorkerOptions) {
     metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
   const waited = new Map<string, Wait>();
   queue.consume(
-    async (runId) => {
+    async (runId, first) => {
       const wait = waited.get(runId);
       waited.delete(runId);
       try {
-        return await executor.activate(
-          runId,
-          false,
-          wait === undefined ? undefined : Math.round(wait.waitedMs),
-        );
+        return await executor.activate(runId, false, {
+          ...(wait === undefined ? {} : { scheduleToStartMs: Math.round(wait.waitedMs) }),
+          ...(first === undefined ? {} : { first }),
+        });
       } finally {
         if (wait !== undefined) observeWait(runId, wait);
       }

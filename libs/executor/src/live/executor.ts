@@ -3,8 +3,10 @@ import {
   RewindError,
   limitDefaults,
   type LimitName,
+  startedAsHinted,
   type CallEntry,
   type ErrorData,
+  type FirstActivation,
   type Json,
   type JournalEntry,
   type RunStartedEntry,
@@ -45,6 +47,22 @@ import { CapturePolicyCache } from "../capture/capture-policy-cache.js";
 import { firstRedacted, notReplayable } from "../capture/not-replayable.js";
 
 class Crashed extends Error {}
+
+/** How an activation came from the queue (none of it for the executor's own activations). */
+export interface Taken {
+  /** How long it waited for a worker (its rw_activations row, for the projections). */
+  scheduleToStartMs?: number;
+  /** A new run's first ring: the script its context can be made from, before the journal is read. */
+  first?: FirstActivation;
+}
+
+/** A sandbox context made from a first ring's hint while the run was read (see Executor.load). */
+interface EarlyContext {
+  first: FirstActivation;
+  instance: Promise<ScriptHandle | undefined>;
+  /** Handed to the replay, which owns it from then on. */
+  taken: boolean;
+}
 
 /** Events (outcomes, due timers) one activation of a run handles before yielding its turn. */
 const EVENTS_PER_TURN = 64;
@@ -122,12 +140,12 @@ export class Executor {
    * The doorbell: run R may have something to process (its inbox is read). Activations of one
    * run never overlap. `internal` activations (a call's outcome, a timer) skip the inbox.
    */
-  activate(runId: string, internal = false, scheduleToStartMs?: number): Promise<void> {
+  activate(runId: string, internal = false, taken: Taken = {}): Promise<void> {
     if (this.closed || (this.draining && !internal)) return Promise.resolve();
     if (!internal) this.inboxDirty.add(runId);
     const previous = this.chains.get(runId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.timed(runId, internal, scheduleToStartMs))
+      .then(() => this.timed(runId, internal, taken))
       .catch((error: unknown) => this.failed(runId, error));
     this.chains.set(runId, next);
     void next.then(() => {
@@ -166,15 +184,11 @@ export class Executor {
   }
 
   /** An activation, timed by kind (rewind_executor_activation_duration_seconds). */
-  private async timed(
-    runId: string,
-    internal: boolean,
-    scheduleToStartMs: number | undefined,
-  ): Promise<void> {
+  private async timed(runId: string, internal: boolean, taken: Taken): Promise<void> {
     const kind = this.hot.has(runId) ? "hot" : "cold";
     const started = performance.now();
     try {
-      await this.process(runId, internal, scheduleToStartMs);
+      await this.process(runId, internal, taken);
       this.refusals.delete(runId);
     } finally {
       const seconds = (performance.now() - started) / 1000;
@@ -182,7 +196,8 @@ export class Executor {
     }
   }
 
-  private async process(runId: string, internal = true, scheduleToStartMs?: number): Promise<void> {
+  private async process(runId: string, internal = true, taken: Taken = {}): Promise<void> {
+    const { scheduleToStartMs } = taken;
     if (this.crashed) return;
     if (this.ended.has(runId) && !this.hot.has(runId)) return;
     let run = this.hot.get(runId);
@@ -201,7 +216,7 @@ export class Executor {
       const started = performance.now();
       // The load reads the inbox as it is now; a ring from here on marks it to be read again.
       this.inboxDirty.delete(runId);
-      run = await this.load(runId, takenAt, scheduleToStartMs);
+      run = await this.load(runId, takenAt, taken);
       if (run !== undefined)
         metrics.replaySeconds.observe({}, (performance.now() - started) / 1000, runId);
     }
@@ -290,11 +305,50 @@ export class Executor {
     else void this.activate(run.runId, true);
   }
 
-  /** A cold run: take its lease, read its journal, replay it, and carry on live. */
+  /**
+   * A cold run: take its lease, read its journal, replay it, and carry on live. A new run's first
+   * ring says which script it runs: its sandbox context is made while the lease and the journal
+   * are read (one round trip either way), and used if the journal holds that run's start alone.
+   */
   private async load(
     runId: string,
     takenAt = Date.now(),
-    scheduleToStartMs?: number,
+    { scheduleToStartMs, first }: Taken = {},
+  ): Promise<HotRun | undefined> {
+    const early = first === undefined ? undefined : this.earlyContext(runId, first);
+    try {
+      return await this.loadWith(runId, takenAt, scheduleToStartMs, early);
+    } finally {
+      // Not taken by the replay (another journal, a refusal, a failure): let it go.
+      if (early !== undefined && !early.taken)
+        void early.instance.then((instance) => instance?.dispose());
+    }
+  }
+
+  /** The sandbox context of a run about to be read, from its first ring's hint. */
+  private earlyContext(runId: string, first: FirstActivation): EarlyContext | undefined {
+    if (this.heavy.has(runId) || !this.epochs.includes(first.epoch)) return undefined;
+    const instance = this.script(first.namespace, first.scriptHash)
+      .then((script) =>
+        this.options.sandbox.instantiate(script, {
+          seed: first.seed,
+          startAt: first.at,
+          epoch: first.epoch,
+          runId,
+          fastReplay: true,
+          liveSlices: true,
+        }),
+      )
+      // A hint only: whatever fails here happens again, and is handled, on the usual path.
+      .catch(() => undefined);
+    return { first, instance, taken: false };
+  }
+
+  private async loadWith(
+    runId: string,
+    takenAt: number,
+    scheduleToStartMs: number | undefined,
+    early: EarlyContext | undefined,
   ): Promise<HotRun | undefined> {
     const { store } = this.options;
     // One round trip: the lease, and with it the run, its journal and its inbox.
@@ -362,12 +416,23 @@ export class Executor {
       return fork;
     }
     try {
+      // The context made from the first ring's hint, if the journal is that run's start alone.
+      const ready =
+        early !== undefined &&
+        journal.length === 1 &&
+        record.epoch === early.first.epoch &&
+        !this.heavy.has(runId) &&
+        startedAsHinted(started, early.first)
+          ? early
+          : undefined;
+      if (ready !== undefined) ready.taken = true;
       replayed = await this.replay(
         script,
         started,
         record.epoch,
         journal,
         !this.heavy.has(runId),
+        ready?.instance,
       ).catch((error: unknown) => {
         // A slice ran out (a heavy script): replay again, fully async.
         if (error instanceof LiveSliceExceeded) this.heavy.add(runId);
@@ -497,15 +562,18 @@ export class Executor {
     epoch: number,
     journal: readonly JournalEntry[],
     slices: boolean,
+    ready?: Promise<ScriptHandle | undefined>,
   ) {
-    const instance = await this.options.sandbox.instantiate(script, {
-      seed: started.seed,
-      startAt: started.at,
-      epoch,
-      runId: started.runId,
-      fastReplay: slices,
-      liveSlices: slices,
-    });
+    const instance =
+      (await ready) ??
+      (await this.options.sandbox.instantiate(script, {
+        seed: started.seed,
+        startAt: started.at,
+        epoch,
+        runId: started.runId,
+        fastReplay: slices,
+        liveSlices: slices,
+      }));
     hop("worker.context", started.runId);
     try {
       const resumed = await RunEngine.resume(instance, journal, {

@@ -4,6 +4,7 @@ import { parseTraceparent } from "@rewind/telemetry";
 import {
   RewindError,
   canonicalize,
+  firstActivationOf,
   inCanonicalOrder,
   newRunId,
   newSeed,
@@ -97,7 +98,8 @@ export const createRun = defineRoute({
     hop("api.received", runId, received);
     hop("api.inserted", runId);
     // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
-    await ring(ctx, { runId, epoch: started.epoch, leases: 0 }); // never taken yet
+    // Never taken yet; its worker makes the sandbox context while it reads the journal.
+    await ring(ctx, { runId, epoch: started.epoch, leases: 0, first: firstActivationOf(started) });
     hop("api.rung", runId);
     void reply.code(201).header("Location", `/v1/runs/${runId}`);
     return { id: runId, status: "queued", scriptHash } satisfies z.input<typeof CreatedRun>;
