@@ -11,8 +11,10 @@
  *
  *   npm run bench:hops -w load-tests -- [--runs 100] [--steps 10] [--workers 2]
  *                                       [--concurrency 1] [--notices on|off] [--profile]
- *                                       [--count-queries]
+ *                                       [--count-queries] [--execute]
  *
+ * --execute starts and awaits each workflow in one request (POST /v1/runs?wait, the SDK's
+ * `runs.execute`) instead of POST then GET …/result?wait.
  * --profile runs every process under `node --cpu-prof` and prints where each one's CPU went
  * (the sandbox processes are named by pid); --count-queries, the Postgres queries and Redis
  * commands the API and the workers sent per workflow, by statement.
@@ -38,6 +40,7 @@ const { values: flags } = parseArgs({
     notices: { type: "string", default: "on" },
     profile: { type: "boolean", default: false },
     "count-queries": { type: "boolean", default: false },
+    execute: { type: "boolean", default: false },
   },
 });
 const N = Number(flags.runs);
@@ -81,23 +84,22 @@ try {
           counts = [await snapshotCounts(platform.pids(), platform.countsDir), new Map()];
       }
       const posted = hopClock();
-      const { id } = await platform.client.runs.start({
-        script: hashOf(script),
-        toolset: TOOLSET,
-        input: { n: K },
-      });
+      const run = { script: hashOf(script), toolset: TOOLSET, input: { n: K } };
+      // --execute: started and awaited in one request (no 201 before the end); else two.
+      const { id, ...first } = flags.execute
+        ? await platform.client.runs.execute(run, { wait: "30s" })
+        : await platform.client.runs.start(run);
       const created = hopClock();
-      for (;;) {
-        const result = await platform.client.runs.result(id, "30s");
-        if (result.status === "completed") break;
-        if (result.ended)
+      for (let result = first; result.status !== "completed";) {
+        if ("ended" in result && result.ended)
           throw new Error(`run ${id} ended ${result.status}: see ${platform.logDir}`);
+        result = await platform.client.runs.result(id, "30s");
       }
       const done = hopClock();
       if (i < WARM_UP) continue; // hot sandboxes, compiled paths, pools
       client.set(id, [
         { name: "client.post", at: posted },
-        { name: "client.created", at: created },
+        ...(flags.execute ? [] : [{ name: "client.created", at: created }]),
         { name: "client.result", at: done },
       ]);
       measured.push(id);

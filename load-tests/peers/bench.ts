@@ -1,7 +1,8 @@
 /**
  * The peers' workload (issue 18): N workflows × K trivial steps, C at a time in closed loops
  * (each loop starts its next workflow when the last one ends), through Rewind's public HTTP API
- * exactly as a client would: POST /v1/runs, then GET /v1/runs/:id/result?wait. The cluster is
+ * exactly as a client would: POST /v1/runs?wait (start and await in one request; SDK's
+ * `runs.execute`), then GET /v1/runs/:id/result?wait if it outlived that wait. The cluster is
  * `rewind api` and W `rewind worker` processes on Postgres (synchronous_commit on) and Redis
  * (see ../cluster/platform.ts). In the same run, DBOS and Restate on the same workload, from the
  * harnesses in ../../shared/peers (installed in a scratch copy: PEERS_DIR, default
@@ -89,13 +90,12 @@ async function rewindRows(): Promise<Row[]> {
     await client.runs.start({ script, toolset: TOOLSET, input: { n: 0 } }); // stores the script
     const one = async () => {
       const began = performance.now();
-      const { id } = await client.runs.start({
-        script: hashOf(script),
-        toolset: TOOLSET,
-        input: { n: K },
-      });
-      for (;;) {
-        const result = await client.runs.result(id, "30s");
+      // Started and awaited in one request, as a client that wants the result does (SDK's execute).
+      const { id, ...started } = await client.runs.execute(
+        { script: hashOf(script), toolset: TOOLSET, input: { n: K } },
+        { wait: "30s" },
+      );
+      for (let result = started; ; result = await client.runs.result(id, "30s")) {
         if (result.status === "completed") break;
         if (
           result.status !== "queued" &&

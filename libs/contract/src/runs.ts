@@ -255,6 +255,15 @@ export const JournalQuery = z.strictObject({
 
 export const ResultQuery = z.strictObject({ wait: wait.optional() });
 
+export const CreateRunQuery = z.strictObject({
+  wait: duration("wait", MAX_WAIT_MS, "60s (then wait on GET /v1/runs/:id/result)", true)
+    .meta({
+      description:
+        'How long to wait for the run to end before answering, as GET /v1/runs/:id/result would: ms or "30s"; at most 60s; default 0 (answer once the run is stored).',
+    })
+    .optional(),
+});
+
 export const SignalBody = z
   .unknown()
   .meta({ description: "The signal's payload: any JSON value (empty: null)" });
@@ -332,6 +341,15 @@ export const CreatedRun = z.object({
 /** A repeated start (same Idempotency-Key, same request): the run the first one made, as it is now. */
 export const RepeatedRun = CreatedRun.extend({
   status: z.enum(RUN_STATUSES).meta({ description: "The run's status now" }),
+});
+
+/** A start with `wait`: the run as it is when the answer is made, its outcome if it has ended. */
+export const WaitedRun = RepeatedRun.extend({
+  ended: z.boolean().meta({
+    description: "Whether the run ended within the wait (completed, failed or cancelled)",
+  }),
+  result: Json.optional(),
+  error: ErrorData.optional(),
 });
 
 export const JournalEntry = z
@@ -515,6 +533,7 @@ export type RunView = z.output<typeof RunView>;
 export type RunList = z.output<typeof RunList>;
 export type CreatedRun = z.output<typeof CreatedRun>;
 export type RepeatedRun = z.output<typeof RepeatedRun>;
+export type WaitedRun = z.output<typeof WaitedRun>;
 export type JournalPage = z.output<typeof JournalPage>;
 export type DeferredValue = z.output<typeof DeferredValue>;
 export type RunValueParams = z.output<typeof RunValueParams>;

@@ -29,6 +29,7 @@ import type {
   RunList,
   RunResult,
   RepeatedRun,
+  WaitedRun,
   RunScript,
   RunValue,
   RunView,
@@ -116,16 +117,17 @@ export class Rewind {
      * the same key with another request fails with 409 CONFLICT.
      */
     start: async (run: StartRun, options: { idempotencyKey?: string } = {}) => {
-      const key = options.idempotencyKey;
-      const response = await this.send("POST", "/v1/runs", {
-        body: run,
-        ...(key !== undefined ? { headers: { "idempotency-key": key } } : {}),
-      });
-      if (!response.ok) throw await apiError(response, "POST", "/v1/runs");
       // 201: a new run (queued); 200: the run an earlier start with this key made, as it is now.
-      const created = JSON.parse(await response.text()) as CreatedRun | RepeatedRun;
-      return { ...created, created: response.status !== 200 };
+      return this.startRun<CreatedRun | RepeatedRun>(run, options.idempotencyKey);
     },
+    /**
+     * Starts a run and waits up to `wait` ("30s" by default, at most "60s") for it to end, in one
+     * request: `ended` says whether it did, with its `result` or `error`; if not, wait on with
+     * `result(id)`. The run is started whether or not it ends in time. `idempotencyKey` as for
+     * `start`: a retry with the same key waits for the run the first attempt started.
+     */
+    execute: async (run: StartRun, options: { wait?: string; idempotencyKey?: string } = {}) =>
+      this.startRun<WaitedRun>(run, options.idempotencyKey, options.wait ?? "30s"),
     get: (id: string) => this.request<RunView>("GET", `/v1/runs/${encodeURIComponent(id)}`),
     /** A page of runs; every filter given narrows it (see GET /v1/runs). */
     list: (filter: RunListFilter = {}) =>
@@ -339,6 +341,21 @@ export class Rewind {
         {},
       ),
   };
+
+  /** POST /v1/runs, with `wait` a start that answers when the run ends (or the wait passes). */
+  private async startRun<T extends CreatedRun | RepeatedRun | WaitedRun>(
+    run: StartRun,
+    key: string | undefined,
+    wait?: string,
+  ): Promise<T & { created: boolean }> {
+    const response = await this.send("POST", `/v1/runs${query({ wait })}`, {
+      body: run,
+      ...(key !== undefined ? { headers: { "idempotency-key": key } } : {}),
+    });
+    if (!response.ok) throw await apiError(response, "POST", "/v1/runs");
+    const created = JSON.parse(await response.text()) as T;
+    return { ...created, created: response.status !== 200 };
+  }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await this.send(method, path, body === undefined ? {} : { body });

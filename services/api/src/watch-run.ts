@@ -1,5 +1,6 @@
 import type { RunRecord } from "@rewind/store";
 import type { ApiContext } from "./context.js";
+import type { RunWatch } from "./run-changes.js";
 import { findRun } from "./run-view.js";
 
 /**
@@ -23,15 +24,38 @@ export async function watchRun(
   // Watching before the first read: a commit between that read and the wait is still heard.
   const watch = await ctx.changes.watch(runId, waitMs, endOnly);
   try {
-    let run = await findRun(ctx.store, namespace, runId);
-    while (!settled(run) && !signal.aborted) {
-      const left = deadline - Date.now();
-      if (left <= 0) break;
-      await watch.next(Math.min(ctx.pollMs, left), signal);
-      run = await findRun(ctx.store, namespace, runId);
-    }
-    return run;
+    const first = await findRun(ctx.store, namespace, runId);
+    return await readUntil(ctx, watch, { namespace, runId, deadline, signal, settled }, first);
   } finally {
     watch.close();
   }
+}
+
+export interface Reads {
+  namespace: string;
+  runId: string;
+  /** When to answer with the last read, settled or not (ms since the Unix epoch). */
+  deadline: number;
+  signal: AbortSignal;
+  settled: (run: RunRecord) => boolean;
+}
+
+/**
+ * The reads of a long-poll whose watch is open (opened before the run could change), after the
+ * first read `run`; without one, the run is known to be unsettled (a start that has just stored
+ * it), and the first read waits for a notice.
+ */
+export async function readUntil(
+  ctx: ApiContext,
+  watch: RunWatch,
+  { namespace, runId, deadline, signal, settled }: Reads,
+  run?: RunRecord,
+): Promise<RunRecord> {
+  while ((run === undefined || !settled(run)) && !signal.aborted) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await watch.next(Math.min(ctx.pollMs, left), signal);
+    run = await findRun(ctx.store, namespace, runId);
+  }
+  return run ?? findRun(ctx.store, namespace, runId);
 }

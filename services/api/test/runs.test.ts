@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { parseJournalFile } from "@rewind/journal";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRunEpoch } from "@rewind/sandbox";
-import { SCRIPT, completeRun, openHarness, startRun, type Harness } from "./harness.js";
+import { SCRIPT, completeRun, errorOf, openHarness, startRun, type Harness } from "./harness.js";
 
 let h: Harness;
 beforeAll(async () => {
@@ -86,6 +86,85 @@ describe("POST /v1/runs", () => {
   it("accepts a TTL in milliseconds", async () => {
     const id = await startRun(h, { ttl: 90_000 });
     expect((await h.store.getRun(id))!.ttlMs).toBe(90_000);
+  });
+});
+
+describe("POST /v1/runs?wait: start and await in one request", () => {
+  /** Starts with `wait` and returns the pending answer and, once rung, the run's id. */
+  async function startWaiting(url: string, headers: Record<string, string> = {}) {
+    const before = h.rings.length;
+    const answer = h.app.inject({
+      method: "POST",
+      url,
+      headers: { ...h.auth, ...headers },
+      payload: { script: SCRIPT, input: { name: "Ada" } },
+    });
+    const deadline = Date.now() + 5_000;
+    while (h.rings.length === before && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    return { answer, id: h.rings.at(-1)! };
+  }
+
+  it("answers once the run ends, with its result, as GET …/result would", async () => {
+    const { answer, id } = await startWaiting("/v1/runs?wait=10s");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await completeRun(h.store, id, "hello Ada");
+    const response = await answer;
+    expect(response.statusCode, response.body).toBe(201);
+    expect(response.headers.location).toBe(`/v1/runs/${id}`);
+    expect(response.json()).toEqual({
+      id,
+      status: "completed",
+      scriptHash: sha(SCRIPT.code),
+      ended: true,
+      result: "hello Ada",
+    });
+  });
+
+  it("answers the run as it is when the wait passes first, not ended", async () => {
+    const { answer, id } = await startWaiting("/v1/runs?wait=150");
+    const response = await answer;
+    expect(response.statusCode).toBe(201);
+    expect(response.json()).toEqual({
+      id,
+      status: "queued",
+      scriptHash: sha(SCRIPT.code),
+      ended: false,
+    });
+  });
+
+  it("waits, on a retry with the same Idempotency-Key, for the run the first start made", async () => {
+    const key = { "idempotency-key": `wait-${Date.now()}` };
+    const first = await startWaiting("/v1/runs?wait=100", key);
+    expect((await first.answer).json()).toMatchObject({ id: first.id, ended: false });
+    const retry = h.app.inject({
+      method: "POST",
+      url: "/v1/runs?wait=10s",
+      headers: { ...h.auth, ...key },
+      payload: { script: SCRIPT, input: { name: "Ada" } },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await completeRun(h.store, first.id, "once");
+    const response = await retry;
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      id: first.id,
+      status: "completed",
+      scriptHash: sha(SCRIPT.code),
+      ended: true,
+      result: "once",
+    });
+  });
+
+  it("refuses a wait longer than 60s, saying how to wait longer", async () => {
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/runs?wait=2m",
+      headers: h.auth,
+      payload: { script: SCRIPT, input: { name: "Ada" } },
+    });
+    expect(response.statusCode).toBe(422);
+    expect(errorOf(response).message).toMatch(/wait must be at most 60s.*result/);
   });
 });
 

@@ -44,6 +44,17 @@ it("runs through activations on Redis, and a wiped Redis loses no signal", async
     status: "completed",
     result: { greeting: "hello, redis" },
   });
+  // Started and awaited in one request; its first ring carries the script for its context.
+  const executed = await api.runs.execute(
+    { script: { hash: hello.hash }, input: { name: "again" }, toolset: "shop" },
+    { wait: "10s" },
+  );
+  expect(executed).toMatchObject({
+    created: true,
+    status: "completed",
+    ended: true,
+    result: { greeting: "hello, again" },
+  });
 
   const waiting = await compileScript({
     source: `import { waitForSignal } from "rewind";\nexport default async () => waitForSignal("go");`,

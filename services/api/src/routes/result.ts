@@ -27,14 +27,21 @@ export const getResult = defineRoute({
   errors: [401, 404, 422, 503],
   async handle({ params, query, namespace, signal }, ctx) {
     const run = await watchRun(ctx, namespace, params.id, query.wait ?? 0, signal, ended, true);
-    if (ended(run)) hop("api.result", run.id);
-    const body: z.input<typeof RunResult> = { id: run.id, status: run.status, ended: ended(run) };
-    if (run.result !== undefined) body.result = run.result;
-    if (run.error !== undefined) body.error = run.error;
-    return body;
+    return { id: run.id, ...outcomeOf(run) } satisfies z.input<typeof RunResult>;
   },
 });
 
-function ended(run: RunRecord): boolean {
+export function ended(run: RunRecord): boolean {
   return ENDED_STATUSES.has(run.status);
+}
+
+/** What a wait for a run's end answers: its status, and its outcome once it has ended. */
+export function outcomeOf(run: RunRecord): Omit<z.input<typeof RunResult>, "id"> {
+  if (ended(run)) hop("api.result", run.id);
+  return {
+    status: run.status,
+    ended: ended(run),
+    ...(run.result !== undefined ? { result: run.result } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+  };
 }

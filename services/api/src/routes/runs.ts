@@ -22,8 +22,12 @@ import { defineRoute } from "../route.js";
 import { startLimits, startRefused } from "../limits.js";
 import { findRun, replayability, toRunView } from "../run-view.js";
 import { redactAtTheDoor } from "../capture.js";
+import type { RunWatch } from "../run-changes.js";
+import { readUntil, watchRun } from "../watch-run.js";
+import { ended, outcomeOf } from "./result.js";
 import {
   CreateRunBody,
+  CreateRunQuery,
   CreatedRun,
   DEFAULT_TTL_MS,
   IdempotencyKey,
@@ -32,6 +36,7 @@ import {
   RunIdParams,
   RunList,
   RunView,
+  WaitedRun,
 } from "@rewind/contract";
 
 export const createRun = defineRoute({
@@ -42,24 +47,27 @@ export const createRun = defineRoute({
   description:
     "Stores the script (by the SHA-256 of its code) and the run with its first journal entry, then rings the doorbell. The run starts queued.\n\n" +
     "**Retries.** Send an `Idempotency-Key` header (or `idempotencyKey` in the body; both must then be equal), up to 255 printable ASCII characters, to make the start safe to retry: the first start with a key answers 201; a start with the same key in the same namespace and the same request (script, input, toolset, seed if given) answers 200 with the same run (its status now) and starts nothing; the same key with another request answers 409 CONFLICT naming the key. A key stays taken as long as the run it started is kept (its TTL).\n\n" +
-    "**Tracing.** A W3C `traceparent` header names the run's trace: its spans (docs/traces.md) carry that trace id, the run's span a child of the caller's. Without one (or with an invalid one, ignored) the trace id is derived from the run id.",
+    "**Tracing.** A W3C `traceparent` header names the run's trace: its spans (docs/traces.md) carry that trace id, the run's span a child of the caller's. Without one (or with an invalid one, ignored) the trace id is derived from the run id.\n\n" +
+    "**Start and wait.** With `wait` the answer comes when the run ends or the wait has passed, whichever is first, with its status and, once ended, its result or error (`ended`), as GET /v1/runs/:id/result would answer: one request instead of two for a client that starts a run to await it. The run is started all the same if the client goes away; a retry with the same Idempotency-Key and `wait` waits for that run.",
   access: "run",
   body: CreateRunBody,
+  query: CreateRunQuery,
   responses: {
     201: {
-      description: "The run was stored",
-      schema: CreatedRun,
+      description:
+        "The run was stored (queued); with `wait`, the run as it is at the answer, with its outcome if it ended",
+      schema: CreatedRun.or(WaitedRun),
       headers: { Location: "The run's URL" },
     },
     200: {
       description:
-        "A start with this Idempotency-Key and the same request was made before: its run, nothing new started",
-      schema: RepeatedRun,
+        "A start with this Idempotency-Key and the same request was made before: its run, nothing new started (with `wait`: once it ended or the wait passed)",
+      schema: RepeatedRun.or(WaitedRun),
       headers: { Location: "The run's URL" },
     },
   },
   errors: [401, 409, 413, 422, 429, 503],
-  async handle({ body, namespace, request, reply }, ctx) {
+  async handle({ body, query, namespace, request, reply, signal }, ctx) {
     const received = hopClock();
     checkValue(body.input, "body.input", ctx.maxValueBytes);
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
@@ -86,23 +94,61 @@ export const createRun = defineRoute({
       key === undefined ? undefined : { key, digest: requestDigest(scriptHash, input, body) };
     // The request's trace names the run's trace (docs/traces.md); an invalid header is ignored.
     const traceparent = parseTraceparent(request.headers.traceparent)?.header;
-    const outcome = await ctx.store.createRun({
-      started,
-      ttlMs: body.ttl ?? DEFAULT_TTL_MS,
-      limits,
-      ...(idempotency !== undefined ? { idempotency } : {}),
-      ...(traceparent !== undefined ? { traceparent } : {}),
-    });
-    if ("refused" in outcome) throw startRefused(limits, outcome.refused, namespace);
-    if (!outcome.created) return repeatedStart(ctx, namespace, idempotency!, outcome, reply);
-    hop("api.received", runId, received);
-    hop("api.inserted", runId);
-    // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
-    // Never taken yet; its worker makes the sandbox context while it reads the journal.
-    await ring(ctx, { runId, epoch: started.epoch, leases: 0, first: firstActivationOf(started) });
-    hop("api.rung", runId);
-    void reply.code(201).header("Location", `/v1/runs/${runId}`);
-    return { id: runId, status: "queued", scriptHash } satisfies z.input<typeof CreatedRun>;
+    const waitMs = query.wait ?? 0;
+    const deadline = Date.now() + waitMs;
+    // Watched while it is stored, before it is rung: none of its commits can come unheard, and
+    // the first read after the start waits for a notice (it is known to be queued).
+    const watching = waitMs > 0 ? ctx.changes.watch(runId, waitMs, true) : undefined;
+    let watch: RunWatch | undefined;
+    try {
+      const outcome = await ctx.store.createRun({
+        started,
+        ttlMs: body.ttl ?? DEFAULT_TTL_MS,
+        limits,
+        ...(idempotency !== undefined ? { idempotency } : {}),
+        ...(traceparent !== undefined ? { traceparent } : {}),
+      });
+      if ("refused" in outcome) throw startRefused(limits, outcome.refused, namespace);
+      if (!outcome.created) {
+        const repeated = await repeatedStart(ctx, namespace, idempotency!, outcome, reply);
+        if (waitMs <= 0) return repeated;
+        const run = await watchRun(
+          ctx,
+          namespace,
+          repeated.id,
+          deadline - Date.now(),
+          signal,
+          ended,
+          true,
+        );
+        return { ...repeated, ...outcomeOf(run) } satisfies z.input<typeof WaitedRun>;
+      }
+      hop("api.received", runId, received);
+      hop("api.inserted", runId);
+      watch = await watching;
+      // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
+      // Never taken yet; its worker makes the sandbox context while it reads the journal.
+      await ring(ctx, {
+        runId,
+        epoch: started.epoch,
+        leases: 0,
+        first: firstActivationOf(started),
+      });
+      hop("api.rung", runId);
+      void reply.code(201).header("Location", `/v1/runs/${runId}`);
+      if (watch === undefined)
+        return { id: runId, status: "queued", scriptHash } satisfies z.input<typeof CreatedRun>;
+      const run = await readUntil(ctx, watch, {
+        namespace,
+        runId,
+        deadline,
+        signal,
+        settled: ended,
+      });
+      return { id: runId, scriptHash, ...outcomeOf(run) } satisfies z.input<typeof WaitedRun>;
+    } finally {
+      (watch ?? (await watching?.catch(() => undefined)))?.close();
+    }
   },
 });
 
