@@ -18,6 +18,8 @@ export interface Receipt {
  */
 export class Receiver {
   readonly receipts: Receipt[] = [];
+  /** TCP connections accepted so far (kept-alive ones count once). */
+  connections = 0;
   answer: (path: string, id: string) => number = () => 200;
   private server: Server | undefined;
 
@@ -49,6 +51,7 @@ export class Receiver {
         response.writeHead(answered, { "content-type": "text/plain" }).end(`answered ${answered}`);
       });
     });
+    this.server.on("connection", () => this.connections++);
     await new Promise<void>((resolve, reject) => {
       this.server!.once("error", reject);
       this.server!.listen(this.port, "127.0.0.1", () => resolve());

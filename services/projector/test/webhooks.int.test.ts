@@ -321,7 +321,16 @@ describe("webhooks", () => {
     await expect(checkOutboundUrl("http://u:p@example.com/", closed)).rejects.toThrow(
       /no user or password/,
     );
-    // On send: nothing leaves for a refused address; a redirect is not followed.
+    // Deliveries to one address share a kept-alive connection…
+    const sends = { timeoutMs: 1_000, maxResponseBytes: 1024 };
+    const connected = receiver.connections;
+    for (let i = 0; i < 3; i++)
+      expect(
+        await sendDelivery(receiver.url("/pooled"), {}, "{}", { policy: allowLoopback, ...sends }),
+      ).toMatchObject({ ok: true, status: 200 });
+    expect(receiver.connections - connected).toBeLessThanOrEqual(1); // 3 without the pool
+    // …which a policy that refuses the address never gets to use: nothing leaves for a refused
+    // address; a redirect is not followed.
     const before = receiver.receipts.length;
     const refused = await sendDelivery(receiver.url("/hook"), {}, "{}", {
       policy: closed,

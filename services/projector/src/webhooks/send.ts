@@ -24,9 +24,47 @@ export interface SendResult {
 const LOGGED_CHARS = 1024;
 
 /**
+ * Idle connections are closed after this: below the keep-alive timeout servers commonly use
+ * (Node's 5 s), so a pooled socket is rarely one the endpoint is closing as it is reused.
+ */
+const IDLE_MS = 4_000;
+/** Connections kept open to one endpoint address at once, and endpoint addresses pooled. */
+const SOCKETS_PER_ADDRESS = 8;
+const MAX_POOLS = 256;
+
+/**
+ * Kept-alive connections by endpoint and checked address. A pooled socket was connected to the
+ * address the policy allowed when its pool was made, and a pool serves that address only: a
+ * delivery whose host now resolves elsewhere is checked again and gets another pool (or none,
+ * refused), and a delivery the policy refuses never reaches a pool. Reuse saves each delivery
+ * a connect (and a TLS handshake): under W1 with a webhook for every run event, connecting was
+ * a large part of the dispatcher's CPU.
+ */
+const pools = new Map<string, http.Agent>();
+
+function poolFor(target: URL, address: string): http.Agent {
+  const key = `${target.protocol}//${target.host}@${address}`;
+  let pool = pools.get(key);
+  if (pool !== undefined) {
+    pools.delete(key); // most recently used last: the oldest pool goes first
+  } else {
+    const options = { keepAlive: true, maxSockets: SOCKETS_PER_ADDRESS, timeout: IDLE_MS };
+    pool = target.protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
+    if (pools.size >= MAX_POOLS) {
+      const [oldest, agent] = pools.entries().next().value!;
+      pools.delete(oldest);
+      agent.destroy();
+    }
+  }
+  pools.set(key, pool);
+  return pool;
+}
+
+/**
  * POSTs one delivery. The host is resolved once and every address checked (addressPolicy); the
  * connection goes to a checked address (the lookup is pinned, so a second DNS answer cannot
- * steer it elsewhere), TLS still verifies the host name. No redirect is followed: a 3xx is a
+ * steer it elsewhere), and is kept for the next delivery to that address; TLS still verifies
+ * the host name. No redirect is followed: a 3xx is a
  * failed attempt. Never throws: every failure is a result for the log.
  */
 export async function sendDelivery(
@@ -76,8 +114,7 @@ export async function sendDelivery(
         },
         lookup: pinned,
         signal,
-        // One connection per attempt: a pooled socket would skip the check above.
-        agent: false,
+        agent: poolFor(target, address.address),
       },
       (response) => {
         const status = response.statusCode ?? 0;
