@@ -279,8 +279,11 @@ export class SqlStore implements Store {
       // load counted in it (its open runs only when they could reach their limit: InFlightCounts).
       // The foreign keys are checked at its end, when the namespace and run rows exist.
       const countInFlight = this.inFlightCounts.mustCount(started.namespace, startLimits);
-      const result = await this.sql.execute<limits.StartLoadRow & { created: number }>(
-        "rw_create_run",
+      // Not a named (prepared) statement: its counts' best plan depends on how many runs the
+      // namespace has, and a plan cached while the table was small (a new database's first
+      // starts) kept scanning every run of the namespace as it grew, 3 to 4 ms a start under W1
+      // until autovacuum analyzed the table. Planned at each start, with the table as it is.
+      const rows = await this.sql.query<limits.StartLoadRow & { created: number }>(
         `WITH load AS (${limits.startLoadSql("$2", "$15::boolean")}),
               namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
@@ -303,7 +306,7 @@ export class SqlStore implements Store {
           countInFlight,
         ],
       );
-      const answer = result.rows[0]!;
+      const answer = rows[0]!;
       if (answer.in_flight !== null)
         this.inFlightCounts.record(started.namespace, Number(answer.in_flight));
       return answer.created > 0
