@@ -59,7 +59,8 @@ export interface Taken {
 /** A sandbox context made from a first ring's hint while the run was read (see Executor.load). */
 interface EarlyContext {
   first: FirstActivation;
-  instance: Promise<ScriptHandle | undefined>;
+  /** Fails as the usual path's would (a script that takes its sandbox process down, say). */
+  instance: Promise<ScriptHandle>;
   /** Handed to the replay, which owns it from then on. */
   taken: boolean;
 }
@@ -321,26 +322,29 @@ export class Executor {
     } finally {
       // Not taken by the replay (another journal, a refusal, a failure): let it go.
       if (early !== undefined && !early.taken)
-        void early.instance.then((instance) => instance?.dispose());
+        early.instance.then(
+          (instance) => instance.dispose(),
+          () => {},
+        );
     }
   }
 
   /** The sandbox context of a run about to be read, from its first ring's hint. */
   private earlyContext(runId: string, first: FirstActivation): EarlyContext | undefined {
     if (this.heavy.has(runId) || !this.epochs.includes(first.epoch)) return undefined;
-    const instance = this.script(first.namespace, first.scriptHash)
-      .then((script) =>
-        this.options.sandbox.instantiate(script, {
-          seed: first.seed,
-          startAt: first.at,
-          epoch: first.epoch,
-          runId,
-          fastReplay: true,
-          liveSlices: true,
-        }),
-      )
-      // A hint only: whatever fails here happens again, and is handled, on the usual path.
-      .catch(() => undefined);
+    const instance = this.script(first.namespace, first.scriptHash).then((script) =>
+      this.options.sandbox.instantiate(script, {
+        seed: first.seed,
+        startAt: first.at,
+        epoch: first.epoch,
+        runId,
+        fastReplay: true,
+        liveSlices: true,
+      }),
+    );
+    // Its failure is the replay's to handle (a death charged as on the usual path), and only if
+    // the replay takes it: a context of a hint the journal does not bear out is never looked at.
+    instance.catch(() => {});
     return { first, instance, taken: false };
   }
 
@@ -562,11 +566,10 @@ export class Executor {
     epoch: number,
     journal: readonly JournalEntry[],
     slices: boolean,
-    ready?: Promise<ScriptHandle | undefined>,
+    ready?: Promise<ScriptHandle>,
   ) {
-    const instance =
-      (await ready) ??
-      (await this.options.sandbox.instantiate(script, {
+    const instance = await (ready ??
+      this.options.sandbox.instantiate(script, {
         seed: started.seed,
         startAt: started.at,
         epoch,
