@@ -67,7 +67,9 @@ export const createRun = defineRoute({
     },
   },
   errors: [401, 409, 413, 422, 429, 503],
-  async handle({ body, query, namespace, request, reply, signal }, ctx) {
+  async handle(route, ctx) {
+    // `route.signal` is read only by a start that waits: it is made when first asked for.
+    const { body, query, namespace, request, reply } = route;
     const received = hopClock();
     checkValue(body.input, "body.input", ctx.maxValueBytes);
     const key = idempotencyKey(request.headers["idempotency-key"], body.idempotencyKey);
@@ -117,7 +119,7 @@ export const createRun = defineRoute({
           namespace,
           repeated.id,
           deadline - Date.now(),
-          signal,
+          route.signal,
           ended,
           true,
         );
@@ -142,7 +144,7 @@ export const createRun = defineRoute({
         namespace,
         runId,
         deadline,
-        signal,
+        signal: route.signal,
         settled: ended,
       });
       return { id: runId, scriptHash, ...outcomeOf(run) } satisfies z.input<typeof WaitedRun>;
