@@ -90,10 +90,10 @@ export async function startLoad(sql: SqlClient, namespace: string): Promise<Star
 
 /**
  * When a start must count its namespace's open runs. The count reads every open run's row: in
- * W1 (2,000 runs open) 1.6 ms of Postgres a start, the costliest statement of the cluster. Most starts need not: runs in
- * flight grow only by starts, and a namespace starts at most `startsPerSecond` runs in any
- * second (counted by every start, a count that limit bounds). So while this process counted
- * less than a second ago, and found the runs in flight more than twice that many below their
+ * W1 (2,000 runs open) 1.6 ms of Postgres a start, the costliest statement of the cluster.
+ * Most starts need not: runs in flight grow only by starts, and a namespace starts at most
+ * `startsPerSecond` runs in any second (counted by every start, a count that limit bounds).
+ * So while this process counted less than a second ago, and found the runs in flight more than twice that many below their
  * limit, no start of that second can reach it, and the count is skipped. Near the limit (or
  * with a limit of a few runs, as tests set) every start counts. A start with no limits never
  * counts: none can be reached.

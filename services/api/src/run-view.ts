@@ -1,6 +1,8 @@
-import type { RunRecord, Store } from "@rewind/store";
+import type { z } from "zod";
+import { ENDED_STATUSES, type RunRecord, type Store } from "@rewind/store";
+import { hop } from "@rewind/telemetry";
 import { notFound } from "./errors.js";
-import type { RunView } from "@rewind/contract";
+import type { RunResult, RunView } from "@rewind/contract";
 
 /** A run as the API shows it: dates as ISO strings, absent fields left out. */
 export function toRunView(run: RunRecord): RunView {
@@ -46,4 +48,23 @@ export async function findRun(store: Store, namespace: string, id: string): Prom
     throw notFound(`No run ${id} in this namespace: check the id (GET /v1/runs lists your runs)`);
   }
   return run;
+}
+
+/** Whether the run has ended (completed, failed or cancelled; a quarantined run has not). */
+export function ended(run: RunRecord): boolean {
+  return ENDED_STATUSES.has(run.status);
+}
+
+/**
+ * What a wait for a run's end answers (GET …/result, POST /v1/runs?wait): its status, and its
+ * outcome once it has ended; an ended run's answer is marked as the `api.result` hop.
+ */
+export function outcomeOf(run: RunRecord): Omit<z.input<typeof RunResult>, "id"> {
+  if (ended(run)) hop("api.result", run.id);
+  return {
+    status: run.status,
+    ended: ended(run),
+    ...(run.result !== undefined ? { result: run.result } : {}),
+    ...(run.error !== undefined ? { error: run.error } : {}),
+  };
 }

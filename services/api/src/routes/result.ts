@@ -1,9 +1,8 @@
-import { ENDED_STATUSES, type RunRecord } from "@rewind/store";
 import type { z } from "zod";
 import { defineRoute } from "../route.js";
 import { ResultQuery, RunIdParams, RunResult } from "@rewind/contract";
-import { hop } from "@rewind/telemetry";
 import { watchRun } from "../watch-run.js";
+import { ended, outcomeOf } from "../run-view.js";
 
 /**
  * The run's outcome. With `wait` (at most 60s) it answers as soon as the run ends; if the run is
@@ -30,18 +29,3 @@ export const getResult = defineRoute({
     return { id: run.id, ...outcomeOf(run) } satisfies z.input<typeof RunResult>;
   },
 });
-
-export function ended(run: RunRecord): boolean {
-  return ENDED_STATUSES.has(run.status);
-}
-
-/** What a wait for a run's end answers: its status, and its outcome once it has ended. */
-export function outcomeOf(run: RunRecord): Omit<z.input<typeof RunResult>, "id"> {
-  if (ended(run)) hop("api.result", run.id);
-  return {
-    status: run.status,
-    ended: ended(run),
-    ...(run.result !== undefined ? { result: run.result } : {}),
-    ...(run.error !== undefined ? { error: run.error } : {}),
-  };
-}

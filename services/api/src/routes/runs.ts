@@ -20,11 +20,10 @@ import { invalidInput } from "../errors.js";
 import { checkScript, checkValue } from "../submission.js";
 import { defineRoute } from "../route.js";
 import { startLimits, startRefused } from "../limits.js";
-import { findRun, replayability, toRunView } from "../run-view.js";
+import { ended, findRun, outcomeOf, replayability, toRunView } from "../run-view.js";
 import { redactAtTheDoor } from "../capture.js";
 import type { RunWatch } from "../run-changes.js";
 import { readUntil, watchRun } from "../watch-run.js";
-import { ended, outcomeOf } from "./result.js";
 import {
   CreateRunBody,
   CreateRunQuery,
