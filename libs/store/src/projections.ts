@@ -76,17 +76,14 @@ export async function readWindow(
   below: bigint,
   limit: number,
 ): Promise<ProjectionWindow> {
-  const found = await sql.query<{
-    src: "a" | "j" | "w";
-    run_id: string | null;
-    seq: number | null;
-    kind: string | null;
-    replayed: number | null;
-    attempt: number | null;
-    schedule_to_start_ms: number | null;
-    started_at_us: string | null;
-    committed_at_us: string | null;
-  }>(
+  const found = await sql.query<
+    Omit<ActivationRow, "kind"> & {
+      src: "a" | "j" | "w";
+      kind: string;
+      up_to: string | null;
+      cut: boolean | null;
+    }
+  >(
     `WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS h),
      xids AS (
        SELECT DISTINCT xid FROM rw_journal
@@ -96,22 +93,22 @@ export async function readWindow(
                    THEN ((SELECT xid FROM xids ORDER BY xid DESC LIMIT 1)::text::numeric + 1)::text::xid8
                    ELSE (SELECT h FROM horizon) END AS up_to,
               (SELECT count(*) FROM xids) = $2 AS cut)
-     SELECT 'w' AS src, NULL AS run_id, NULL::int AS seq, up_to::text AS kind, NULL::int AS replayed,
-            cut::int AS attempt, NULL::int AS schedule_to_start_ms, NULL AS started_at_us,
-            NULL AS committed_at_us, NULL::xid8 AS x
+     SELECT 'w' AS src, up_to::text AS up_to, cut, NULL AS run_id, NULL::int AS seq, NULL AS kind,
+            NULL::int AS replayed, NULL::int AS attempt, NULL::int AS schedule_to_start_ms,
+            NULL AS started_at_us, NULL AS committed_at_us, NULL::xid8 AS x
        FROM bound
      UNION ALL
-     SELECT 'j', run_id, seq, kind, NULL, NULL, NULL, NULL, ${us("committed_at")}, xid
+     SELECT 'j', NULL, NULL, run_id, seq, kind, NULL, NULL, NULL, NULL, ${us("committed_at")}, xid
        FROM rw_journal WHERE xid >= $1::text::xid8 AND xid < (SELECT up_to FROM bound)
      UNION ALL
-     SELECT 'a', run_id, seq, kind, replayed, attempt, schedule_to_start_ms,
+     SELECT 'a', NULL, NULL, run_id, seq, kind, replayed, attempt, schedule_to_start_ms,
             ${us("started_at")}, ${us("committed_at")}, xid
        FROM rw_activations WHERE xid >= $1::text::xid8 AND xid < (SELECT up_to FROM bound)
      ORDER BY src DESC, x, run_id, seq`,
     [below.toString(), limit],
   );
-  const head = found[0]!;
-  const upTo = BigInt(head.kind!);
+  const bound = found[0]!;
+  const upTo = BigInt(bound.up_to!);
   // The horizon has not passed the cursor: nothing below it can have committed since.
   if (upTo <= below) return { rows: [], activations: [], nextBelow: below, full: false };
   const rows: CommittedRow[] = [];
@@ -119,16 +116,17 @@ export async function readWindow(
   for (const r of found)
     if (r.src === "j")
       rows.push({
-        runId: r.run_id!,
+        runId: r.run_id,
         seq: Number(r.seq),
-        kind: r.kind!,
+        kind: r.kind,
         committedUs: Number(r.committed_at_us),
       });
-    else if (r.src === "a") activations.push(toActivation(r as Parameters<typeof toActivation>[0]));
-  return { rows, activations, nextBelow: upTo, full: Number(head.attempt) === 1 };
+    else if (r.src === "a") activations.push(toActivation(r as ActivationRow));
+  return { rows, activations, nextBelow: upTo, full: bound.cut === true };
 }
 
-function toActivation(r: {
+/** An rw_activations row as the projections read it. */
+interface ActivationRow {
   run_id: string;
   seq: number;
   kind: "hot" | "cold";
@@ -137,7 +135,9 @@ function toActivation(r: {
   schedule_to_start_ms: number | null;
   started_at_us: string;
   committed_at_us: string;
-}): CommittedActivation {
+}
+
+function toActivation(r: ActivationRow): CommittedActivation {
   return {
     runId: r.run_id,
     seq: Number(r.seq),
@@ -174,7 +174,7 @@ export async function readProjectedRun(
     `SELECT seq, ${us("committed_at")} FROM rw_journal WHERE run_id = $1 AND seq >= $2 ORDER BY seq`,
     [runId, fromSeq],
   );
-  const activations = await sql.query<Parameters<typeof toActivation>[0]>(
+  const activations = await sql.query<ActivationRow>(
     `SELECT run_id, seq, kind, replayed, attempt, schedule_to_start_ms, ${us("started_at")}, ${us("committed_at")}
        FROM rw_activations WHERE run_id = $1 AND seq >= $2 ORDER BY seq`,
     [runId, fromSeq],
@@ -197,51 +197,70 @@ export interface ProjectedRows {
 
 /**
  * Many runs at once, each from its own seq on (a projector's window touches hundreds of runs,
- * each of which it has read up to some seq): three queries for them all, not a few each.
- * Runs that are gone are left out.
+ * each of which it has read up to some seq): one statement for them all (the runs, their journal
+ * rows and their activations), not a few each; a round trip costs the projector more CPU than
+ * decoding what it brings. Runs that are gone are left out.
  */
 export async function readProjectedRuns(
   sql: SqlClient,
   wanted: readonly { runId: string; fromSeq: number }[],
 ): Promise<Map<string, ProjectedRows>> {
-  const ids = wanted.map((w) => w.runId);
-  const froms = wanted.map((w) => w.fromSeq);
-  const runs = await sql.query<{ id: string; namespace: string; traceparent: string | null }>(
-    "SELECT id, namespace, traceparent FROM rw_runs WHERE id = ANY($1::text[])",
-    [ids],
-  );
   // A lateral lookup per run (OFFSET 0 keeps the planner from flattening it): as a plain join,
   // the planner's guess of 100 rows for unnest made it hash the whole journal at every window.
-  const rows = await sql.query<EntryRow & { run_id: string; committed_at_us: string }>(
-    `SELECT j.run_id, j.seq, j.kind, j.at, j.callsite, j.body, ${us("j.committed_at")}
+  const read = await sql.query<
+    Omit<EntryRow, "kind"> &
+      Omit<ActivationRow, "kind"> & {
+        src: "a" | "j" | "r";
+        kind: string;
+        namespace: string | null;
+        traceparent: string | null;
+      }
+  >(
+    `SELECT 'r' AS src, r.id AS run_id, r.namespace, r.traceparent, NULL::int AS seq, NULL AS kind,
+            NULL::bigint AS at, NULL AS callsite, NULL::jsonb AS body, NULL AS committed_at_us,
+            NULL::int AS replayed, NULL::int AS attempt, NULL::int AS schedule_to_start_ms,
+            NULL AS started_at_us
+       FROM rw_runs r WHERE r.id = ANY($1::text[])
+     UNION ALL
+     SELECT 'j', j.run_id, NULL, NULL, j.seq, j.kind, j.at, j.callsite, j.body, ${us("j.committed_at")},
+            NULL, NULL, NULL, NULL
        FROM unnest($1::text[], $2::int[]) AS w(run_id, from_seq)
        CROSS JOIN LATERAL (SELECT * FROM rw_journal j
                             WHERE j.run_id = w.run_id AND j.seq >= w.from_seq OFFSET 0) j
-      ORDER BY j.run_id, j.seq`,
-    [ids, froms],
-  );
-  const activations = await sql.query<Parameters<typeof toActivation>[0]>(
-    `SELECT a.run_id, a.seq, a.kind, a.replayed, a.attempt, a.schedule_to_start_ms, ${us("a.started_at")}, ${us("a.committed_at")}
+     UNION ALL
+     SELECT 'a', a.run_id, NULL, NULL, a.seq, a.kind, NULL, NULL, NULL, ${us("a.committed_at")},
+            a.replayed, a.attempt, a.schedule_to_start_ms, ${us("a.started_at")}
        FROM unnest($1::text[], $2::int[]) AS w(run_id, from_seq)
        CROSS JOIN LATERAL (SELECT * FROM rw_activations a
                             WHERE a.run_id = w.run_id AND a.seq >= w.from_seq OFFSET 0) a
-      ORDER BY a.run_id, a.seq`,
-    [ids, froms],
+     ORDER BY src DESC, run_id, seq`,
+    [wanted.map((w) => w.runId), wanted.map((w) => w.fromSeq)],
   );
   const found = new Map<string, ProjectedRows>();
-  for (const run of runs)
-    found.set(run.id, {
-      run: { runId: run.id, traceparent: run.traceparent, committedUs: new Map(), activations: [] },
-      namespace: run.namespace,
-      rows: [],
-    });
-  for (const row of rows) {
+  for (const row of read) {
+    if (row.src === "r") {
+      found.set(row.run_id, {
+        run: {
+          runId: row.run_id,
+          traceparent: row.traceparent,
+          committedUs: new Map(),
+          activations: [],
+        },
+        namespace: row.namespace!,
+        rows: [],
+      });
+      continue;
+    }
     const entry = found.get(row.run_id);
     if (entry === undefined) continue;
-    entry.rows.push(row);
-    entry.run.committedUs.set(Number(row.seq), Number(row.committed_at_us));
+    if (row.src === "a") {
+      entry.run.activations.push(toActivation(row as ActivationRow));
+      continue;
+    }
+    const { seq, kind, at, callsite, body, committed_at_us } = row;
+    entry.rows.push({ seq, kind, at, callsite, body, committed_at_us });
+    entry.run.committedUs.set(Number(seq), Number(committed_at_us));
   }
-  for (const a of activations) found.get(a.run_id)?.run.activations.push(toActivation(a));
   return found;
 }
 
