@@ -32,11 +32,19 @@ export async function w1Projections(bench: Bench, w1CallsPerSecond: number | und
     if (!backlog.done) throw new Error("the projector did not catch up with the earlier workloads");
     const samples = new Map<string, number[]>();
     let sampling = true;
+    let missed = 0;
     const sampler = (async () => {
       while (sampling) {
-        const { lag } = await readLag(metricsUrl);
-        for (const [sink, seconds] of lag)
-          samples.set(sink, [...(samples.get(sink) ?? []), seconds]);
+        // A scrape that fails (a kept-alive socket the projector closed as it was reused) is a
+        // sample missed, as Prometheus would miss it: never a rejection left to end the bench
+        // without stopping its children.
+        try {
+          const { lag } = await readLag(metricsUrl);
+          for (const [sink, seconds] of lag)
+            samples.set(sink, [...(samples.get(sink) ?? []), seconds]);
+        } catch {
+          missed++;
+        }
         await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
       }
     })();
@@ -49,6 +57,7 @@ export async function w1Projections(bench: Bench, w1CallsPerSecond: number | und
       `  projector: ${after.done ? `caught up ${fmtMs(after.ms)} after the last run ended` : `NOT caught up ${fmtMs(after.ms)} after W1`}; ` +
         `${projections.received()} webhook deliveries received; CPU per call ${(run.perCall.projector * 1e6).toFixed(0)} µs`,
     );
+    if (missed > 0) console.log(`  ${missed} lag samples missed (the scrape failed)`);
     for (const [sink, lags] of samples) {
       const p99 = percentile(lags, 0.99);
       console.log(
