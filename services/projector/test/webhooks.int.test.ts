@@ -247,6 +247,41 @@ describe("webhooks", () => {
     await store.webhooks.deleteEndpoint("default", endpoint.id);
   });
 
+  it("makes a window's deliveries once, only where the sink's cursor still is", async () => {
+    const endpoint = await store.webhooks.createEndpoint("other", {
+      url: receiver.url("/cursor"),
+      description: "",
+      eventTypes: [],
+      enabled: true,
+    });
+    const event = {
+      eventId: "msg_cursor_guard",
+      type: "run.completed",
+      runId: "run_cursor_guard",
+      seq: 2,
+      namespace: "other",
+      atUs: Date.now() * 1000 + 1_000_000,
+      body: "{}",
+    };
+    const sink = "webhooks-cursor-guard";
+    const from = await store.ensureProjectionCursor(sink);
+    const to = from + 10n;
+    const record = (at: bigint, eventId = event.eventId) =>
+      store.webhooks.recordEvents([{ ...event, eventId }], { sink, from: at, to: at + 10n });
+    expect(await record(from)).toBe(1);
+    // Another projector moved it first (or this one is late): nothing is made, nothing moves.
+    expect(await record(from, "msg_cursor_guard_late")).toBeUndefined();
+    expect(await record(from + 5n, "msg_cursor_guard_late")).toBeUndefined();
+    const cursor = (await store.projectionCursors()).find((c) => c.sink === sink)!;
+    expect(cursor.below).toBe(to);
+    expect(cursor.delivered).toBe(1);
+    expect(await store.webhooks.listDeliveries(endpoint.id, { limit: 10 })).toHaveLength(1);
+    // From where it is now, the same event again: the cursor moves, the delivery is not doubled.
+    expect(await record(to)).toBe(0);
+    expect(await store.webhooks.listDeliveries(endpoint.id, { limit: 10 })).toHaveLength(1);
+    await store.webhooks.deleteEndpoint("other", endpoint.id);
+  });
+
   it("disables an endpoint that keeps failing past the limit", async () => {
     const endpoint = await store.webhooks.createEndpoint("default", {
       url: receiver.url("/down"),
