@@ -183,6 +183,56 @@ function toDelivery(r: DeliveryRow): WebhookDelivery {
   };
 }
 
+/** A claimed delivery's row, as claimCtes returns it. */
+interface DueRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  attempts: number;
+  retry_from: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+}
+
+/**
+ * The claim of due deliveries as CTEs (`due`, `claimed`), its parameters from `$first`: the
+ * limit, the claim's length in ms, and the ids it must leave alone (a record in the same
+ * statement writes them: a row is written once a statement).
+ */
+function claimCtes(first: number): string {
+  const [limit, claimMs, skip] = [first, first + 1, first + 2].map((n) => `$${n}`);
+  return `due AS (
+       SELECT d.id FROM rw_webhook_deliveries d JOIN rw_webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND e.enabled
+          AND d.id <> ALL (${skip}::bigint[])
+        ORDER BY d.next_attempt_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED),
+     claimed AS (
+       UPDATE rw_webhook_deliveries d SET attempts = d.attempts + 1, last_attempt_at = now(),
+              next_attempt_at = now() + ${claimMs} * interval '1 millisecond'
+         FROM due, rw_webhook_endpoints e
+        WHERE d.id = due.id AND e.id = d.endpoint_id
+       RETURNING d.id::text AS id, d.endpoint_id, d.event_id, d.event_type, d.body, d.attempts,
+                 d.retry_from, e.url, e.secret,
+                 CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret)`;
+}
+
+function toDue(r: DueRow): DueDelivery {
+  return {
+    id: r.id,
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    body: r.body,
+    attempt: Number(r.attempts),
+    tries: Number(r.attempts) - 1 - Number(r.retry_from),
+    url: r.url,
+    secrets: r.previous_secret === null ? [r.secret] : [r.secret, r.previous_secret],
+  };
+}
+
 export class WebhookRows {
   constructor(private readonly sql: SqlClient) {}
 
@@ -387,42 +437,13 @@ export class WebhookRows {
    * that dies mid-send leaves them due again then (at least once, never lost).
    */
   async claimDue(limit: number, claimMs: number): Promise<DueDelivery[]> {
-    const rows = await this.sql.query<{
-      id: string;
-      endpoint_id: string;
-      event_id: string;
-      event_type: string;
-      body: string;
-      attempts: number;
-      retry_from: number;
-      url: string;
-      secret: string;
-      previous_secret: string | null;
-    }>(
-      `WITH due AS (
-         SELECT d.id FROM rw_webhook_deliveries d JOIN rw_webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND e.enabled
-          ORDER BY d.next_attempt_at LIMIT $1 FOR UPDATE OF d SKIP LOCKED)
-       UPDATE rw_webhook_deliveries d SET attempts = d.attempts + 1, last_attempt_at = now(),
-              next_attempt_at = now() + $2 * interval '1 millisecond'
-         FROM due, rw_webhook_endpoints e
-        WHERE d.id = due.id AND e.id = d.endpoint_id
-       RETURNING d.id::text AS id, d.endpoint_id, d.event_id, d.event_type, d.body, d.attempts,
-                 d.retry_from, e.url, e.secret,
-                 CASE WHEN e.previous_secret_until > now() THEN e.previous_secret END AS previous_secret`,
-      [limit, claimMs],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      endpointId: r.endpoint_id,
-      eventId: r.event_id,
-      eventType: r.event_type,
-      body: r.body,
-      attempt: Number(r.attempts),
-      tries: Number(r.attempts) - 1 - Number(r.retry_from),
-      url: r.url,
-      secrets: r.previous_secret === null ? [r.secret] : [r.secret, r.previous_secret],
-    }));
+    return (
+      await this.sql.query<DueRow>(`WITH ${claimCtes(1)} SELECT * FROM claimed`, [
+        limit,
+        claimMs,
+        [],
+      ])
+    ).map(toDue);
   }
 
   /**
@@ -430,10 +451,19 @@ export class WebhookRows {
    * arrived while its last record was committing: one commit for many deliveries): the log rows,
    * each delivery's state (only if its claim is still that attempt's) and each endpoint's failure
    * clock, as if recorded one by one in order. Answers, per outcome, whether its endpoint was
-   * disabled by it (failing for longer than `disableAfterMs`).
+   * disabled by it (failing for longer than `disableAfterMs`), and the deliveries claimed with
+   * `claim` (as claimDue would): the slots the outcomes free are filled in the same round trip,
+   * not one more.
    */
-  async recordAttempts(outcomes: readonly AttemptOutcome[]): Promise<{ disabled: boolean }[]> {
-    if (outcomes.length === 0) return [];
+  async recordAttempts(
+    outcomes: readonly AttemptOutcome[],
+    claim?: { limit: number; claimMs: number },
+  ): Promise<{ outcomes: { disabled: boolean }[]; claimed: DueDelivery[] }> {
+    if (outcomes.length === 0)
+      return {
+        outcomes: [],
+        claimed: claim === undefined ? [] : await this.claimDue(claim.limit, claim.claimMs),
+      };
     const column = <T>(pick: (o: AttemptOutcome) => T) => outcomes.map(pick);
     const params = [
       column((o) => o.deliveryId),
@@ -461,18 +491,29 @@ export class WebhookRows {
            FROM unnest($1::bigint[], $2::int[], $7::bool[], $8::bool[], $9::int[], $3::int[], $4::text[])
                 AS o(id, attempt, ok, give_up, retry_ms, status, error)
           WHERE d.id = o.id AND d.attempts = o.attempt AND d.status = 'pending')`;
+    // The claim leaves the recorded deliveries alone: they are written once, by the record.
+    const claimParams = (claimed: { limit: number; claimMs: number }) => [
+      claimed.limit,
+      claimed.claimMs,
+      column((o) => o.deliveryId),
+    ];
     if (outcomes.every((o) => o.ok)) {
       // Successes only, as nearly all are: one statement (atomic by itself, one round trip and
-      // one commit) that also stops each endpoint's failure clock.
-      await this.sql.query(
+      // one commit) that also stops each endpoint's failure clock, and claims what is due.
+      const claimed = await this.sql.query<DueRow>(
         `WITH ${logAndState},
            cleared AS (
              UPDATE rw_webhook_endpoints SET failing_since = NULL
-              WHERE id = ANY($10::text[]) AND failing_since IS NOT NULL)
-         SELECT 1`,
-        [...params, [...new Set(column((o) => o.endpointId))]],
+              WHERE id = ANY($10::text[]) AND failing_since IS NOT NULL),
+           ${claimCtes(11)}
+         SELECT * FROM claimed`,
+        [
+          ...params,
+          [...new Set(column((o) => o.endpointId))],
+          ...claimParams(claim ?? { limit: 0, claimMs: 0 }),
+        ],
       );
-      return outcomes.map(() => ({ disabled: false }));
+      return { outcomes: outcomes.map(() => ({ disabled: false })), claimed: claimed.map(toDue) };
     }
     return this.sql.transaction(async (tx) => {
       await tx.query(`WITH ${logAndState} SELECT 1`, params);
@@ -518,7 +559,17 @@ export class WebhookRows {
         );
         disabled.set(endpointId, rows[0]?.disabled === true);
       }
-      return outcomes.map((o) => ({ disabled: !o.ok && disabled.get(o.endpointId) === true }));
+      const claimed =
+        claim === undefined
+          ? []
+          : await tx.query<DueRow>(
+              `WITH ${claimCtes(1)} SELECT * FROM claimed`,
+              claimParams(claim),
+            );
+      return {
+        outcomes: outcomes.map((o) => ({ disabled: !o.ok && disabled.get(o.endpointId) === true })),
+        claimed: claimed.map(toDue),
+      };
     });
   }
 

@@ -282,6 +282,58 @@ describe("webhooks", () => {
     await store.webhooks.deleteEndpoint("other", endpoint.id);
   });
 
+  it("claims what is due in the statement that records outcomes, never a recorded one", async () => {
+    const endpoint = await store.webhooks.createEndpoint("other", {
+      url: receiver.url("/claim"),
+      description: "",
+      eventTypes: [],
+      enabled: true,
+    });
+    const events = [1, 2, 3].map((n) => ({
+      eventId: `msg_claim_${n}`,
+      type: "run.completed",
+      runId: `run_claim_${n}`,
+      seq: 2,
+      namespace: "other",
+      atUs: Date.now() * 1000 + 1_000_000,
+      body: "{}",
+    }));
+    expect(await store.webhooks.recordEvents(events)).toBe(3);
+    const [first] = await store.webhooks.claimDue(1, 60_000);
+    const outcome = (ok: boolean) => ({
+      deliveryId: first!.id,
+      endpointId: endpoint.id,
+      attempt: first!.attempt,
+      ok,
+      durationMs: 1,
+      disableAfterMs: 86_400_000,
+      ...(ok ? { status: 204 } : { status: 500, retryInMs: 0 }),
+    });
+    // A failure due again at once is recorded, and not claimed by its own record.
+    const failed = await store.webhooks.recordAttempts([outcome(false)], {
+      limit: 1,
+      claimMs: 60_000,
+    });
+    expect(failed.outcomes).toEqual([{ disabled: false }]);
+    expect(failed.claimed.map((d) => d.eventId)).toHaveLength(1);
+    expect(failed.claimed[0]!.id).not.toBe(first!.id);
+    const [again] = await store.webhooks.claimDue(1, 60_000);
+    const ok = await store.webhooks.recordAttempts(
+      [{ ...outcome(true), deliveryId: again!.id, attempt: again!.attempt }],
+      { limit: 10, claimMs: 60_000 },
+    );
+    // The third event's delivery, and the first's retry (due now); the recorded one is done.
+    expect(ok.claimed.map((d) => d.eventId).sort()).toEqual(
+      events
+        .map((e) => e.eventId)
+        .filter((id) => id !== again!.eventId && id !== failed.claimed[0]!.eventId)
+        .sort(),
+    );
+    const rows = await store.webhooks.listDeliveries(endpoint.id, { limit: 10 });
+    expect(rows.find((d) => d.id === again!.id)?.status).toBe("delivered");
+    await store.webhooks.deleteEndpoint("other", endpoint.id);
+  });
+
   it("disables an endpoint that keeps failing past the limit", async () => {
     const endpoint = await store.webhooks.createEndpoint("default", {
       url: receiver.url("/down"),

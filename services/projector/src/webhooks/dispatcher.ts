@@ -51,6 +51,8 @@ export class Dispatcher {
     reject: (error: Error) => void;
   }[] = [];
   private flushing = false;
+  /** Slots a claim under way may fill: taken until its deliveries are launched. */
+  private reserved = 0;
   /** Ends the record's wait for the other attempts in flight, once they all came back. */
   private allBack: (() => void) | undefined;
 
@@ -68,49 +70,69 @@ export class Dispatcher {
 
   /**
    * Keeps up to `concurrency` attempts in flight, claiming more as each one ends: a slow endpoint
-   * holds one slot for its time bound, never a whole round.
+   * holds one slot for its time bound, never a whole round. A record of outcomes claims the
+   * slots it frees itself (flushOutcomes); this loop claims when it finds slots free otherwise.
    */
   private async run(): Promise<void> {
-    const { store, concurrency, timeoutMs } = this.options;
+    const { store } = this.options;
     let prunedAt = 0;
     while (!this.stopped) {
       let claimed = 0;
-      const free = concurrency - this.inFlight;
-      // Claims come in batches of half the slots at least: a claim is a commit of its own.
-      if (free >= Math.ceil(concurrency / 2))
+      const free = this.claimable(this.inFlight);
+      if (free > 0)
         try {
           // The log's retention, once a minute at most (a bounded delete each time).
           if (Date.now() - prunedAt > 60_000) {
             prunedAt = Date.now();
             await store.webhooks.pruneLog(this.options.keepLogMs ?? 30 * 86_400_000);
           }
-          // The claim outlives the attempt's bound: no second dispatcher sends it meanwhile.
-          const due = await store.webhooks.claimDue(free, 2 * timeoutMs + 1_000);
-          claimed = due.length;
-          for (const delivery of due) {
-            this.inFlight++;
-            void this.attempt(delivery)
-              .catch((error: Error) =>
-                this.options.log?.(
-                  `webhook ${delivery.eventId}: ${error.message} (sent again later)`,
-                ),
-              )
-              .finally(() => {
-                this.inFlight--;
-                this.wake?.();
-              });
+          this.reserved += free;
+          let due: DueDelivery[];
+          try {
+            due = await store.webhooks.claimDue(free, this.claimMs);
+          } finally {
+            this.reserved -= free;
           }
+          claimed = due.length;
+          this.launch(due);
         } catch (error) {
           this.options.log?.(`webhook dispatcher: ${(error as Error).message}`);
         }
-      if (
-        (claimed === 0 || concurrency - this.inFlight < Math.ceil(concurrency / 2)) &&
-        !this.stopped
-      )
+      if ((claimed === 0 || this.claimable(this.inFlight) === 0) && !this.stopped)
         await this.sleep(this.options.pollMs);
     }
     // Attempts in flight end within their time bound; their outcomes are recorded.
     while (this.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  /**
+   * The slots a claim may fill with `busy` attempts in flight: none unless half of them are free
+   * at least (a claim is a commit of its own), and none once stopping.
+   */
+  private claimable(busy: number): number {
+    const { concurrency } = this.options;
+    const free = concurrency - busy - this.reserved;
+    return !this.stopped && free >= Math.ceil(concurrency / 2) ? free : 0;
+  }
+
+  /** The claim outlives the attempt's bound: no second dispatcher sends it meanwhile. */
+  private get claimMs(): number {
+    return 2 * this.options.timeoutMs + 1_000;
+  }
+
+  /** An attempt for each claimed delivery, each holding a slot until its outcome is recorded. */
+  private launch(due: readonly DueDelivery[]): void {
+    for (const delivery of due) {
+      this.inFlight++;
+      void this.attempt(delivery)
+        .catch((error: Error) =>
+          this.options.log?.(`webhook ${delivery.eventId}: ${error.message} (sent again later)`),
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.wake?.();
+        });
+    }
   }
 
   /**
@@ -148,11 +170,23 @@ export class Dispatcher {
       while (this.outcomes.length > 0) {
         await this.othersBack();
         const batch = this.outcomes.splice(0);
+        // The slots this batch frees, claimed again by the statement that records it.
+        const free = this.claimable(this.inFlight - batch.length);
+        this.reserved += free;
         try {
-          const results = await this.options.store.webhooks.recordAttempts(
-            batch.map((b) => b.outcome),
-          );
-          batch.forEach((b, i) => b.resolve(results[i]!));
+          let recorded: Awaited<ReturnType<Store["webhooks"]["recordAttempts"]>>;
+          try {
+            recorded = await this.options.store.webhooks.recordAttempts(
+              batch.map((b) => b.outcome),
+              free > 0 ? { limit: free, claimMs: this.claimMs } : undefined,
+            );
+          } finally {
+            this.reserved -= free;
+          }
+          // Launched before the batch's attempts let go of their slots: the loop, woken by
+          // them, counts these as taken.
+          this.launch(recorded.claimed);
+          batch.forEach((b, i) => b.resolve(recorded.outcomes[i]!));
         } catch (error) {
           for (const b of batch) b.reject(error as Error);
         }
