@@ -38,6 +38,11 @@ export interface ProjectionWindow {
   /** The cursor once this window is delivered: every transaction below it is in it or before. */
   nextBelow: bigint;
   /**
+   * Transactions with journal rows in the window, whether or not their rows are among `rows`
+   * (a window read for some kinds only): none, and nothing has committed since `below`.
+   */
+  transactions: number;
+  /**
    * Cut by the limit: more has committed beyond it. Otherwise it reads up to the horizon, and the
    * reader is caught up.
    */
@@ -70,11 +75,16 @@ const us = (column: string) =>
  * the horizon has ended and is visible to it. Four statements (the horizon, the window's
  * transactions, its rows, its activations) cost each sink four round trips a window, a quarter
  * of the projector's statements under W1.
+ *
+ * With `kinds` (a sink that projects only some: webhooks), only the rows of those kinds come
+ * back, and no activations: the window's bounds are still every transaction's, and a window of
+ * 600 rows brings that sink the few it wants.
  */
 export async function readWindow(
   sql: SqlClient,
   below: bigint,
   limit: number,
+  kinds?: ReadonlySet<string>,
 ): Promise<ProjectionWindow> {
   const found = await sql.query<
     Omit<ActivationRow, "kind"> & {
@@ -82,6 +92,7 @@ export async function readWindow(
       kind: string;
       up_to: string | null;
       cut: boolean | null;
+      n: number | null;
     }
   >(
     `WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS h),
@@ -92,25 +103,28 @@ export async function readWindow(
        SELECT CASE WHEN (SELECT count(*) FROM xids) = $2
                    THEN ((SELECT xid FROM xids ORDER BY xid DESC LIMIT 1)::text::numeric + 1)::text::xid8
                    ELSE (SELECT h FROM horizon) END AS up_to,
-              (SELECT count(*) FROM xids) = $2 AS cut)
-     SELECT 'w' AS src, up_to::text AS up_to, cut, NULL AS run_id, NULL::int AS seq, NULL AS kind,
+              (SELECT count(*) FROM xids) = $2 AS cut, (SELECT count(*) FROM xids)::int AS n)
+     SELECT 'w' AS src, up_to::text AS up_to, cut, n, NULL AS run_id, NULL::int AS seq, NULL AS kind,
             NULL::int AS replayed, NULL::int AS attempt, NULL::int AS schedule_to_start_ms,
             NULL AS started_at_us, NULL AS committed_at_us, NULL::xid8 AS x
        FROM bound
      UNION ALL
-     SELECT 'j', NULL, NULL, run_id, seq, kind, NULL, NULL, NULL, NULL, ${us("committed_at")}, xid
+     SELECT 'j', NULL, NULL, NULL, run_id, seq, kind, NULL, NULL, NULL, NULL, ${us("committed_at")}, xid
        FROM rw_journal WHERE xid >= $1::text::xid8 AND xid < (SELECT up_to FROM bound)
+                         AND ($3::text[] IS NULL OR kind = ANY ($3::text[]))
      UNION ALL
-     SELECT 'a', NULL, NULL, run_id, seq, kind, replayed, attempt, schedule_to_start_ms,
+     SELECT 'a', NULL, NULL, NULL, run_id, seq, kind, replayed, attempt, schedule_to_start_ms,
             ${us("started_at")}, ${us("committed_at")}, xid
        FROM rw_activations WHERE xid >= $1::text::xid8 AND xid < (SELECT up_to FROM bound)
+                             AND $3::text[] IS NULL
      ORDER BY src DESC, x, run_id, seq`,
-    [below.toString(), limit],
+    [below.toString(), limit, kinds === undefined ? null : [...kinds]],
   );
   const bound = found[0]!;
   const upTo = BigInt(bound.up_to!);
   // The horizon has not passed the cursor: nothing below it can have committed since.
-  if (upTo <= below) return { rows: [], activations: [], nextBelow: below, full: false };
+  if (upTo <= below)
+    return { rows: [], activations: [], nextBelow: below, transactions: 0, full: false };
   const rows: CommittedRow[] = [];
   const activations: CommittedActivation[] = [];
   for (const r of found)
@@ -122,7 +136,13 @@ export async function readWindow(
         committedUs: Number(r.committed_at_us),
       });
     else if (r.src === "a") activations.push(toActivation(r as ActivationRow));
-  return { rows, activations, nextBelow: upTo, full: bound.cut === true };
+  return {
+    rows,
+    activations,
+    nextBelow: upTo,
+    transactions: Number(bound.n),
+    full: bound.cut === true,
+  };
 }
 
 /** An rw_activations row as the projections read it. */

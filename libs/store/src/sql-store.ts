@@ -676,8 +676,12 @@ export class SqlStore implements Store {
 
   // ---- projections (the queries are in projections.ts)
 
-  projectionWindow(below: bigint, limit: number): Promise<ProjectionWindow> {
-    return projections.readWindow(this.sql, below, limit);
+  projectionWindow(
+    below: bigint,
+    limit: number,
+    kinds?: ReadonlySet<string>,
+  ): Promise<ProjectionWindow> {
+    return projections.readWindow(this.sql, below, limit, kinds);
   }
 
   projectedRun(runId: string, fromSeq?: number): Promise<ProjectedRun | undefined> {

@@ -416,8 +416,15 @@ export interface Store {
   epochMoves(runId: string): Promise<EpochMove[]>;
   // ---- projections (projections.ts, docs/traces.md)
 
-  /** The committed rows of the transactions from `below` on, whole, up to the horizon. */
-  projectionWindow(below: bigint, limit: number): Promise<ProjectionWindow>;
+  /**
+   * The committed rows of the transactions from `below` on, whole, up to the horizon; with
+   * `kinds`, only the rows of those kinds and no activations (the window's bounds are the same).
+   */
+  projectionWindow(
+    below: bigint,
+    limit: number,
+    kinds?: ReadonlySet<string>,
+  ): Promise<ProjectionWindow>;
   /**
    * A run's commit times and activations (from `fromSeq` on: a reader that holds the rest asks
    * only for what is new) and traceparent, or undefined if it is gone.

@@ -135,6 +135,35 @@ describe("projection windows", () => {
     expect(await store.advanceProjectionCursor(sink, start, second.below, 4)).toBe(false);
   });
 
+  it("bring a sink of some kinds only its rows, bounded as everyone's window", async () => {
+    const start = await store.ensureProjectionCursor("test-kinds");
+    const run = await newRun();
+    expect(
+      await commitFirstCall(run.lease, {
+        kind: "cold",
+        replayed: 1,
+        attempt: 1,
+        scheduleToStartMs: 1,
+        startedAt: Date.now(),
+      }),
+    ).toEqual(["ok"]);
+    const everything = await drainTo(start, [`${run.runId}:2`]);
+    const all = await store.projectionWindow(start, 1_000);
+    const some = await store.projectionWindow(start, 1_000, new Set(["run.completed"]));
+    const calls = await store.projectionWindow(start, 1_000, new Set(["call"]));
+    // Same bounds, same transactions: the cursor of a sink that wants none of them still moves.
+    for (const window of [some, calls]) {
+      expect(window.nextBelow).toBe(all.nextBelow);
+      expect(window.transactions).toBe(all.transactions);
+      expect(window.activations).toEqual([]);
+    }
+    expect(all.transactions).toBeGreaterThan(0);
+    expect(all.nextBelow).toBeGreaterThanOrEqual(everything.below);
+    expect(all.activations.some((a) => a.runId === run.runId)).toBe(true);
+    expect(some.rows.filter((r) => r.runId === run.runId)).toEqual([]);
+    expect(calls.rows.filter((r) => r.runId === run.runId).map((r) => r.seq)).toEqual([2]);
+  });
+
   it("record an activation in the same commit as its entries, with commit times", async () => {
     const run = await newRun();
     const startedAt = Date.now();

@@ -115,12 +115,12 @@ export class Projector {
   private async window(sink: Sink): Promise<"empty" | "some" | "full"> {
     const { store } = this.options;
     const below = this.cursors.get(sink.name) ?? (await store.ensureProjectionCursor(sink.name));
-    const window = await store.projectionWindow(below, this.options.windowSize ?? 200);
+    const window = await store.projectionWindow(below, this.options.windowSize ?? 200, sink.kinds);
     const progress = this.progress.get(sink.name)!;
     // Nothing committed since (the horizon may still have moved: any transaction takes an xid,
     // this projector's own cursor updates too). The cursor stays: moving it would write a row,
     // and take an xid, at every poll.
-    if (window.rows.length === 0 && window.activations.length === 0) {
+    if (window.transactions === 0 && window.activations.length === 0) {
       progress.caughtUpAt = Date.now();
       return "empty";
     }
