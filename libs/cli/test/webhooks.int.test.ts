@@ -110,6 +110,8 @@ it("adds an endpoint that receives a run's completion, signed, and redelivers it
   }) as { type: string; data: { status: string; links: { run: string } } };
   expect(payload.type).toBe("run.completed");
   expect(payload.data.status).toBe("completed");
+  // The link leads back to this platform, on the port it was given.
+  expect(payload.data.links.run).toMatch(/^http:\/\/[^/]+:7250\/v1\/runs\/run_/);
 
   let deliveries: { deliveries: { id: string; eventId: string; status: string }[] } = {
     deliveries: [],

@@ -146,7 +146,8 @@ export async function startDevPlatform(options: DevPlatformOptions = {}): Promis
   );
   const projector =
     traces || env.REWIND_WEBHOOKS !== "off"
-      ? await startProjectorService({ store, env, log, traces })
+      ? // A payload's link leads here unless the operator says where clients reach it.
+        await startProjectorService({ store, env: { REWIND_PUBLIC_URL: url, ...env }, log, traces })
       : undefined;
   const wake = new WakeUp(store, (route) => queue.ring(route));
   const recovered = await wake.recover();
