@@ -76,7 +76,7 @@ export class Projector {
       try {
         // A window read to the horizon is all there was: the next starts pollMs after this one
         // did, rather than windows of a few transactions each read as fast as they come. Each
-        // window costs the projector and Postgres the same dozen queries and an export, however
+        // window costs the projector and Postgres the same few statements and an export, however
         // small: under W1 that was most of the projector's CPU per call. Counting the window's
         // own time in the wait keeps the lag it adds under pollMs when windows are slow.
         busy = (await this.window(sink)) === "full";

@@ -11,7 +11,7 @@ const CODEC_TTL_MS = 1_000;
 /**
  * The runs' views a projector makes its deliveries from, kept between windows. A journal only
  * grows, so a run seen before costs only its new rows, and a window's runs are read together in
- * a few queries: under W1 a window of 200 transactions touches about as many runs, each again at
+ * one statement: under W1 a window of 200 transactions touches about as many runs, each again at
  * every call it commits, and reading each one's whole journal by itself (five queries a run) took
  * Postgres three times W1's own CPU per call and left the projector tens of seconds behind. A
  * view may hold entries committed after the window: spans depend only on entries at or before
