@@ -428,6 +428,31 @@ export class SqlStore implements Store {
     );
   }
 
+  async readJournalFollowing(
+    runId: string,
+    fromSeq: number,
+  ): Promise<{ status: RunStatus; entries: JournalEntry[] } | undefined> {
+    // From the run, so a run with nothing new still answers its status (one row, entry null).
+    const rows = await this.sql.query<
+      { status: RunStatus; namespace: string } & { [K in keyof EntryRow]: EntryRow[K] | null }
+    >(
+      `SELECT r.status, r.namespace, j.seq, j.kind, j.at, j.callsite, j.body
+         FROM rw_runs r LEFT JOIN rw_journal j ON j.run_id = r.id AND j.seq >= $2
+        WHERE r.id = $1 ORDER BY j.seq`,
+      [runId, fromSeq],
+    );
+    const first = rows[0];
+    if (first === undefined) return undefined;
+    const found = rows.filter((row): row is typeof row & EntryRow => row.seq !== null);
+    const { namespace } = first;
+    const refs = [...new Set(found.map(refOf).filter((ref): ref is string => ref !== undefined))];
+    const values = await this.values.load(refs, namespace);
+    const entries = found.map(({ status: _, namespace: __, ...row }) =>
+      decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec, namespace),
+    );
+    return { status: first.status, entries };
+  }
+
   async readJournalDeferred(
     runId: string,
     fromSeq: number,

@@ -293,6 +293,15 @@ export interface Store {
   /** The entries from `fromSeq` on, in seq order: at most `limit` of them when given (a page). */
   readJournal(runId: string, fromSeq?: number, limit?: number): Promise<JournalEntry[]>;
   /**
+   * What a follower of the run needs after a change notice, in one statement and so one snapshot:
+   * the run's status and its entries from `fromSeq` on. A run read as ended has every entry in
+   * the answer (they committed with its status, or before it). Undefined: there is no such run.
+   */
+  readJournalFollowing(
+    runId: string,
+    fromSeq: number,
+  ): Promise<{ status: RunStatus; entries: JournalEntry[] } | undefined>;
+  /**
    * The same page with the values larger than `above` (bytes as stored) not read: each is null
    * in its entry and named in `deferred` by `seq.field` with its ref and size, to be read on
    * demand with readRunValue (a viewer need not load every blob of a run to list its journal).

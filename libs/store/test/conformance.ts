@@ -176,6 +176,31 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.readJournal(entry.runId, 5, 10)).toHaveLength(1);
     });
 
+    it("answers a follower with the run's status and its entries from a seq, values read", async () => {
+      const big = { text: "y".repeat(70 * 1024) }; // in the blob store: read back all the same
+      const { entry, lease } = await newRun({ input: big });
+      expect(await store.readJournalFollowing(entry.runId, 1)).toEqual({
+        status: "running",
+        entries: [entry],
+      });
+      // Nothing past the end yet: the status alone.
+      expect(await store.readJournalFollowing(entry.runId, 2)).toEqual({
+        status: "running",
+        entries: [],
+      });
+      const ended = { seq: 3, kind: "run.completed", at: 1_500, result: big } as const;
+      expect(
+        await store.commit([
+          { lease, afterSeq: 1, entries: [call(2), ended], status: "completed" },
+        ]),
+      ).toEqual(["ok"]);
+      const now = await store.readJournalFollowing(entry.runId, 2);
+      expect(JSON.stringify(now)).toBe(
+        JSON.stringify({ status: "completed", entries: [call(2), ended] }),
+      );
+      expect(await store.readJournalFollowing("run_conf_none", 1)).toBeUndefined();
+    });
+
     // Both ways an append commits: rw_commit, and the one-INSERT plain step (runRowUnchanged).
     for (const runRowUnchanged of [false, true])
       it(`refuses an append from a stale lease or after the wrong seq, writing nothing of it${runRowUnchanged ? " (plain step)" : ""}`, async () => {

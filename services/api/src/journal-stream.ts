@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ENDED_STATUSES, type RunRecord, type RunStatus } from "@rewind/store";
+import { ENDED_STATUSES, type RunStatus } from "@rewind/store";
 import type { ApiContext } from "./context.js";
-import { toHttpError } from "./errors.js";
-import { findRun } from "./run-view.js";
+import { notFound, toHttpError } from "./errors.js";
 
 /** How long one watch lasts before it is renewed (its Redis key's TTL is a little longer). */
 const WATCH_MS = 30_000;
@@ -37,7 +36,8 @@ export function streamStart(request: FastifyRequest, after: number): number {
  */
 export async function streamJournal(
   ctx: ApiContext,
-  first: RunRecord,
+  /** A run of the caller's namespace (checked before the stream opens, so that is a 404). */
+  runId: string,
   after: number,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -56,38 +56,36 @@ export async function streamJournal(
   };
   let sent = after;
   let status: RunStatus | undefined;
-  let run = first; // read before the first watch: read again under it
   try {
     while (!signal.aborted) {
       // Watching before reading: a commit after the read is heard. Renewed every WATCH_MS, the
       // next watch opened before the previous one closes, so none falls between.
       const watchMs = Math.max(WATCH_MS, 2 * ctx.pollMs);
-      const watch = await ctx.changes.watch(run.id, watchMs);
+      const watch = await ctx.changes.watch(runId, watchMs);
       const renewAt = Date.now() + watchMs - ctx.pollMs; // at least one poll away
       try {
         do {
-          // The run and the entries after the last one sent, read at once: one round trip on
-          // the path from a commit to the client, not two. Entries the journal read finds beyond
-          // the run row's lastSeq are committed all the same; the end waits for a read that
-          // sees both (a notice that came meanwhile makes the next wait return at once).
-          const [fresh, entries] = await Promise.all([
-            findRun(ctx.store, run.namespace, run.id),
-            ctx.store.readJournal(run.id, sent + 1),
-          ]);
-          run = fresh;
+          // The run's status and the entries after the last one sent, in one statement: one
+          // round trip on the path from a commit to the client, and one snapshot, so a run read
+          // as ended comes with every entry it has.
+          const now = await ctx.store.readJournalFollowing(runId, sent + 1);
+          if (now === undefined)
+            throw notFound(
+              `Run ${runId} is gone: it was deleted while the stream was open (its retention passed)`,
+            );
           let news = false;
-          for (const entry of entries) {
+          for (const entry of now.entries) {
             write(`id: ${entry.seq}\ndata: ${JSON.stringify(entry)}\n\n`);
             sent = entry.seq;
             news = true;
           }
-          if (run.status !== status) {
-            status = run.status;
+          if (now.status !== status) {
+            status = now.status;
             write(`event: status\ndata: ${JSON.stringify({ status })}\n\n`);
             news = true;
           }
-          if (ENDED_STATUSES.has(run.status) && sent >= run.lastSeq) {
-            write(`event: end\ndata: ${JSON.stringify({ status: run.status })}\n\n`);
+          if (ENDED_STATUSES.has(now.status)) {
+            write(`event: end\ndata: ${JSON.stringify({ status: now.status })}\n\n`);
             return;
           }
           if (!news) write(": still there\n\n");

@@ -48,8 +48,8 @@ export const readJournal = defineRoute({
   errors: [401, 404, 422, 503],
   async handle({ params, query, namespace, request, reply, signal }, ctx) {
     if (wantsEventStream(request)) {
-      const first = await findRun(ctx.store, namespace, params.id); // a 404 before the stream opens
-      await streamJournal(ctx, first, streamStart(request, query.after), request, reply, signal);
+      await findRun(ctx.store, namespace, params.id); // a 404 before the stream opens
+      await streamJournal(ctx, params.id, streamStart(request, query.after), request, reply, signal);
       return reply;
     }
     const run = await watchRun(
