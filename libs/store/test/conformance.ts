@@ -177,7 +177,8 @@ export function conformance(name: string, backend: Backend): void {
     });
 
     it("answers a follower with the run's status and its entries from a seq, values read", async () => {
-      const big = { text: "y".repeat(70 * 1024) }; // in the blob store: read back all the same
+      // A value with a row of its own (not in the blob store: another test counts its blobs).
+      const big = { follower: true, text: "y".repeat(4 * 1024) }; // keys in canonical order
       const { entry, lease } = await newRun({ input: big });
       expect(await store.readJournalFollowing(entry.runId, 1)).toEqual({
         status: "running",
