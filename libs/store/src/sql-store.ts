@@ -420,11 +420,20 @@ export class SqlStore implements Store {
 
   async readJournal(runId: string, fromSeq = 1, limit?: number): Promise<JournalEntry[]> {
     const rows = await this.journalRows(runId, fromSeq, limit);
-    const namespace = rows[0]?.namespace ?? "";
+    return this.entriesOf(rows, rows[0]?.namespace ?? "");
+  }
+
+  /** Journal rows of one run as entries, their values read (a sealed one opens as `namespace`'s). */
+  private async entriesOf(rows: readonly EntryRow[], namespace: string): Promise<JournalEntry[]> {
     const refs = [...new Set(rows.map(refOf).filter((ref): ref is string => ref !== undefined))];
     const values = await this.values.load(refs, namespace);
-    return rows.map(({ namespace: _, ...row }) =>
-      decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec, namespace),
+    return rows.map(({ seq, kind, at, callsite, body }) =>
+      decodeEntry(
+        { seq, kind, at, callsite, body },
+        (ref) => values.get(ref) as Json,
+        this.values.codec,
+        namespace,
+      ),
     );
   }
 
@@ -444,13 +453,7 @@ export class SqlStore implements Store {
     const first = rows[0];
     if (first === undefined) return undefined;
     const found = rows.filter((row): row is typeof row & EntryRow => row.seq !== null);
-    const { namespace } = first;
-    const refs = [...new Set(found.map(refOf).filter((ref): ref is string => ref !== undefined))];
-    const values = await this.values.load(refs, namespace);
-    const entries = found.map(({ status: _, namespace: __, ...row }) =>
-      decodeEntry(row, (ref) => values.get(ref) as Json, this.values.codec, namespace),
-    );
-    return { status: first.status, entries };
+    return { status: first.status, entries: await this.entriesOf(found, first.namespace) };
   }
 
   async readJournalDeferred(
