@@ -54,15 +54,29 @@ function between(list: readonly Mark[], from: string, to: string): number | unde
   return end === undefined ? undefined : end.at - start.at;
 }
 
-/** Each step's tool invocation to the commit of its result (with the next call, or the end). */
-function steps(list: readonly Mark[]): number[] {
+/**
+ * Each step's tool invocation to the commit of its result (with the next call, or the end), and
+ * its parts: the tool's outcome back at the executor, the script's next command produced (the
+ * sandbox process's round trip), then the commit.
+ */
+function steps(list: readonly Mark[], part?: [string, string]): number[] {
   const out: number[] = [];
   list.forEach((mark, i) => {
     if (mark.name !== "worker.invoke") return;
-    const next = list
-      .slice(i + 1)
-      .find((m) => m.name === "worker.commit" || m.name === "worker.ended");
-    if (next !== undefined) out.push(next.at - mark.at);
+    const rest = list.slice(i + 1);
+    const end = rest.findIndex((m) => m.name === "worker.commit" || m.name === "worker.ended");
+    if (end < 0) return;
+    const within = rest.slice(0, end + 1);
+    const at = (name: string) =>
+      name === "worker.invoke"
+        ? mark.at
+        : name === "worker.commit"
+          ? within[end]!.at
+          : within.find((m) => m.name === name)?.at;
+    const [from, to] = part ?? ["worker.invoke", "worker.commit"];
+    const start = at(from);
+    const stop = at(to);
+    if (start !== undefined && stop !== undefined) out.push(stop - start);
   });
   return out;
 }
@@ -84,9 +98,16 @@ const HOPS: readonly [string, string, string][] = [
   ["queue: ring sent → worker pick-up", "api.inserted", "worker.taken"],
   ["worker: lease + load (one round trip)", "worker.taken", "worker.leased"],
   ["worker: sandbox context (script loaded)", "worker.leased", "worker.context"],
+  ["worker: pick-up → sandbox context (either path)", "worker.taken", "worker.context"],
   ["worker: script top level to its first call", "worker.context", "worker.toplevel"],
   ["worker: first commit (run.started … call 1)", "worker.toplevel", "worker.commit"],
   ["worker: commit → tool invoked", "worker.commit", "worker.invoke"],
+];
+
+const STEP_PARTS: readonly [string, string, string][] = [
+  ["  tool invoked → outcome at the executor", "worker.invoke", "worker.outcome"],
+  ["  outcome → the script's next command", "worker.outcome", "worker.produced"],
+  ["  next command → committed", "worker.produced", "worker.commit"],
 ];
 
 export function hopSegments(runIds: readonly string[], marks: Marks): Segment[] {
@@ -105,9 +126,14 @@ export function hopSegments(runIds: readonly string[], marks: Marks): Segment[] 
     })),
     {
       label: "each step: tool invoked → its result committed",
-      samples: collect(steps),
+      samples: collect((list) => steps(list)),
       total: false,
     },
+    ...STEP_PARTS.map(([label, from, to]) => ({
+      label,
+      samples: collect((list) => steps(list, [from, to])),
+      total: false,
+    })),
     {
       label: "last commit → notice at the API",
       samples: notices.flatMap((n) => (n === undefined ? [] : [n[0]])),

@@ -10,12 +10,30 @@ import type { RunStartedEntry } from "./entries.js";
 export type FirstActivation = Pick<
   RunStartedEntry,
   "namespace" | "scriptHash" | "seed" | "at" | "epoch"
->;
+> & {
+  /**
+   * The whole run.started, when it may travel in the clear (its namespace seals nothing and its
+   * input is inline in the row): the worker then runs the top level at once, before it has read
+   * anything, and takes the lease in the run's first commit, which the store makes only while
+   * no one else ever took the run (RunAppend.claim). Otherwise the usual path reads the journal.
+   */
+  started?: RunStartedEntry;
+  /** The start request's W3C traceparent, with `started`: the run's trace, unread (docs/traces.md). */
+  traceparent?: string;
+};
 
-/** The hint for a run about to be rung for the first time. */
-export function firstActivationOf(started: RunStartedEntry): FirstActivation {
+/**
+ * The hint for a run about to be rung for the first time; `inClear`, carrying its whole start
+ * (only for one stored in the clear, never a fork's: a fork's first load reads its parent).
+ */
+export function firstActivationOf(
+  started: RunStartedEntry,
+  { inClear = false, traceparent }: { inClear?: boolean; traceparent?: string | undefined } = {},
+): FirstActivation {
   const { namespace, scriptHash, seed, at, epoch } = started;
-  return { namespace, scriptHash, seed, at, epoch };
+  const hint: FirstActivation = { namespace, scriptHash, seed, at, epoch };
+  if (!inClear || started.parent !== undefined) return hint;
+  return { ...hint, started, ...(traceparent === undefined ? {} : { traceparent }) };
 }
 
 /** Whether `started` is the run the hint was made for (a journal read after the ring). */

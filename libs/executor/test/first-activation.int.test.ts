@@ -2,7 +2,9 @@
  * A new run's first ring carries its script, seed and clock (FirstActivation): the worker makes
  * the sandbox context while it takes the lease and reads the journal (issue 18's start hops). A
  * hint only: the context is used when the journal holds exactly that run's start, and otherwise
- * let go, the run replayed as if no hint had come.
+ * let go, the run replayed as if no hint had come. A ring that carries the whole start (in the
+ * clear) runs the top level at once and takes the lease in the first commit, unread, unless the
+ * run is no longer as it was created: then it takes the usual path.
  */
 import { describe, expect, it } from "vitest";
 import { defineToolset, firstActivationOf, type RunStartedEntry } from "@rewind/core";
@@ -110,4 +112,92 @@ describe("a new run's first ring", () => {
       sandbox.dispose();
     }
   }, 60_000);
+
+  it("runs a start it carries at once, its lease taken in its first commit, or else as usual", async () => {
+    const sandbox = new CountingSandbox();
+    const results = new Map<string, unknown>();
+    const reads: string[] = [];
+    const reading: Store = Object.create(store, {
+      loadRun: {
+        value: async (runId: string, ...rest: unknown[]) => {
+          reads.push(runId);
+          return (store.loadRun as (...args: unknown[]) => unknown)(runId, ...rest);
+        },
+      },
+    });
+    const echoed: unknown[] = [];
+    const exec = new Executor({
+      store: reading,
+      sandbox,
+      toolsets: new Map([
+        [
+          "first",
+          defineToolset("first", {
+            echo: async (n: unknown) => {
+              echoed.push(n);
+              return n;
+            },
+          }),
+        ],
+      ]),
+      owner: "first-2",
+      onEnded: (id) => results.set(id, id),
+    });
+    const startedOf = async (runId: string) =>
+      (await store.readJournal(runId))[0] as RunStartedEntry;
+    const whole = (started: RunStartedEntry) => firstActivationOf(started, { inClear: true });
+    try {
+      const script = await compileScript({ source: SIGNALLED, filename: "first.ts" });
+
+      // As created: never read, one context, and its lease is this worker's first token.
+      const fresh = await createRun(store, script, { toolset: "first", input: { n: 1 } });
+      await exec.activate(fresh, false, { first: whole(await startedOf(fresh)) });
+      await until(() => echoed.includes(1), 20_000, "the run's first call");
+      expect(reads).toEqual([]);
+      const lease = await store.acquireLease(fresh, "someone-else", 30_000);
+      expect(lease).toBeUndefined(); // held, by the claim
+      await store.addInbox(fresh, { kind: "signal", name: "go", payload: 10 });
+      await exec.activate(fresh);
+      await until(() => results.has(fresh), 20_000, "the claimed run to end");
+      expect(reads).toEqual([]);
+      expect((await store.readJournal(fresh)).at(-1)).toMatchObject({
+        kind: "run.completed",
+        result: 11,
+      });
+
+      // A signal came before the worker: the claim is refused, and the usual path reads the run
+      // and delivers it. Its first call is made once.
+      const signalled = await createRun(store, script, { toolset: "first", input: { n: 2 } });
+      await store.addInbox(signalled, { kind: "signal", name: "go", payload: 20 });
+      await exec.activate(signalled, false, { first: whole(await startedOf(signalled)) });
+      await until(() => results.has(signalled), 20_000, "the signalled run to end");
+      expect(reads).toEqual([signalled]);
+      expect(echoed.filter((n) => n === 2)).toHaveLength(1);
+      expect((await store.readJournal(signalled)).at(-1)).toMatchObject({ result: 22 });
+
+      // Another worker took it first: refused, and left to that worker, nothing of it written.
+      const taken = await createRun(store, script, { toolset: "first", input: { n: 3 } });
+      const theirs = (await store.acquireLease(taken, "first-other", 30_000))!;
+      await exec.activate(taken, false, { first: whole(await startedOf(taken)) });
+      expect(await store.readJournal(taken)).toHaveLength(1);
+      expect(echoed).not.toContain(3);
+      expect(reads).toEqual([signalled, taken]);
+      expect(
+        await store.commit([{ lease: theirs, afterSeq: 1, entries: [], status: "running" }]),
+      ).toEqual(["ok"]); // still theirs
+      // Every context made let go: the ended runs' and the refused claims'.
+      await until(() => sandbox.disposed.length === sandbox.made.length, 5_000, "contexts let go");
+    } finally {
+      await exec.close();
+      sandbox.dispose();
+    }
+  }, 60_000);
 });
+
+/** Calls echo with its input, then waits for a signal and adds its payload. */
+const SIGNALLED = `import { tools, waitForSignal } from "rewind";
+export default async (input: { n: number }) => {
+  const n = (await tools.echo(input.n)) as number;
+  const more = (await waitForSignal("go")) as number;
+  return n + more;
+};`;

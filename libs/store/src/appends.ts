@@ -21,7 +21,7 @@ export function plainStep(append: RunAppend, seal: Seal): EntryRow[] | undefined
   if (append.entries.length === 0 || append.entries.length > 8) return undefined;
   if ((append.inboxConsumed?.length ?? 0) > 0) return undefined;
   if (append.releaseLease === true) return undefined;
-  if (append.activation !== undefined) return undefined;
+  if (append.activation !== undefined || append.claim !== undefined) return undefined;
   const rows: EntryRow[] = [];
   for (const entry of append.entries) {
     if (!PLAIN_KINDS.has(entry.kind)) return undefined;
@@ -210,5 +210,6 @@ export async function encodeAppend(
     inboxConsumed: append.inboxConsumed ?? [],
     release: append.releaseLease === true,
     ...(append.activation !== undefined ? { activation: append.activation } : {}),
+    ...(append.claim !== undefined ? { claim: append.claim } : {}),
   };
 }

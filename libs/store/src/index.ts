@@ -19,7 +19,7 @@ export type {
   RunsQuery,
   DeferredValue,
 } from "./store.js";
-export { ENDED_STATUSES } from "./store.js";
+export { ENDED_STATUSES, FIRST_CLAIM_TOKEN } from "./store.js";
 export { checkScopes, tokenIdOf, type TokenGrant, type TokenInfo } from "./tokens.js";
 export type {
   QuarantineAction,

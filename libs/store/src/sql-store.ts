@@ -258,6 +258,7 @@ export class SqlStore implements Store {
   }): Promise<CreateRunOutcome> {
     const seal = await this.codecs.sealFor(started.namespace);
     const { row, value } = encodeEntry(started, seal);
+    const inClear = value === undefined && seal === undefined;
     // A sealed namespace keeps no plain hash of a start's request (its input) either.
     const idempotency =
       requested !== undefined && seal !== undefined
@@ -310,7 +311,7 @@ export class SqlStore implements Store {
       if (answer.in_flight !== null)
         this.inFlightCounts.record(started.namespace, Number(answer.in_flight));
       return answer.created > 0
-        ? { created: true }
+        ? { created: true, inClear }
         : {
             created: false,
             refused: limits.startLoadOf(answer, this.inFlightCounts.last(started.namespace)),
@@ -347,7 +348,7 @@ export class SqlStore implements Store {
           traceparent,
         ],
       );
-      if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true };
+      if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true, inClear };
       return this.keyedRun(started.namespace, requested!);
     }
     const values = await this.values.prepare(value === undefined ? [] : [value]);
@@ -370,7 +371,7 @@ export class SqlStore implements Store {
       );
       return true;
     });
-    if (created || idempotency === undefined) return { created: true };
+    if (created || idempotency === undefined) return { created: true, inClear };
     return this.keyedRun(started.namespace, requested!);
   }
 

@@ -26,7 +26,8 @@ export interface StartKey {
 }
 
 export type CreateRunOutcome =
-  | { created: true }
+  /** `inClear`: its run.started row holds the input in the clear (no seal, not stored apart). */
+  | { created: true; inClear: boolean }
   /** A start key's run exists: its id and request digest. */
   | { created: false; runId: string; digest: string }
   /** Over the namespace's start limits: nothing stored; its load as counted. */
@@ -139,7 +140,17 @@ export interface RunAppend {
   releaseLease?: boolean;
   /** This append is the first commit of an activation: its row goes in the same commit. */
   activation?: ActivationRecord;
+  /**
+   * A new run's first commit, made before its lease was taken (FirstActivation.started): it
+   * takes the lease for `lease.owner` with token FIRST_CLAIM_TOKEN, only while no one ever took
+   * it (token 0), the run is queued in `epoch`, its journal is its start alone and nothing
+   * waits in its inbox; refused ("lease_lost") otherwise, and then nothing of it is written.
+   */
+  claim?: { epoch: number; ttlMs: number };
 }
+
+/** The token of a lease taken by a first commit's claim: the first any holder of the run gets. */
+export const FIRST_CLAIM_TOKEN = 1;
 
 /** What the projections keep of one activation (rw_activations, docs/traces.md). */
 export interface ActivationRecord {

@@ -412,8 +412,10 @@ export function codecConformance(
       });
       const first = startedIn("keyed", { card: SECRET });
       const asked = { key: `key-${counter}`, digest: "d".repeat(64) };
+      // Sealed: its start never travels on a ring in the clear (FirstActivation.started).
       expect(await store.createRun({ started: first, ttlMs: 60_000, idempotency: asked })).toEqual({
         created: true,
+        inClear: false,
       });
       const rows = await open().sql.query<{ request_digest: string }>(
         "SELECT request_digest FROM rw_runs WHERE id = $1",

@@ -8,6 +8,7 @@ import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallEntry, JournalEntry, RunStartedEntry } from "@rewind/core";
 import {
+  FIRST_CLAIM_TOKEN,
   checkSchema,
   tokenIdOf,
   type BlobStore,
@@ -336,6 +337,79 @@ export function conformance(name: string, backend: Backend): void {
       expect(await store.getRun(entry.runId)).toMatchObject({ status: "completed", result: 7 });
     });
 
+    it("takes a new run's lease in its first commit, only while no one ever took it", async () => {
+      const claimOf = (entry: RunStartedEntry, owner: string, epoch = 1) => ({
+        lease: {
+          runId: entry.runId,
+          owner,
+          token: FIRST_CLAIM_TOKEN,
+          lastSeq: 1,
+          attempts: 1,
+          namespace: entry.namespace,
+        },
+        afterSeq: 1,
+        entries: [call(2)],
+        status: "running" as const,
+        claim: { epoch, ttlMs: 30_000 },
+      });
+      const leaseOf = async (runId: string) =>
+        (
+          await sql.query<{ lease_owner: string | null; lease_token: number; status: string }>(
+            "SELECT lease_owner, lease_token::int, status FROM rw_runs WHERE id = $1",
+            [runId],
+          )
+        )[0]!;
+      const fresh = async (input: RunStartedEntry["input"] = { n: 1 }) => {
+        const entry = started({ input });
+        return { entry, outcome: await store.createRun({ started: entry, ttlMs: 60_000 }) };
+      };
+
+      // Never taken: the claim takes the lease with the first token, and the entries go in.
+      const { entry: taken, outcome } = await fresh();
+      expect(outcome).toEqual({ created: true, inClear: true });
+      expect(await store.commit([claimOf(taken, "claimer")])).toEqual(["ok"]);
+      expect(await leaseOf(taken.runId)).toEqual({
+        lease_owner: "claimer",
+        lease_token: FIRST_CLAIM_TOKEN,
+        status: "running",
+      });
+      expect(await store.readJournal(taken.runId)).toHaveLength(2);
+      // Taken once, never claimed again, by anyone.
+      expect(await store.commit([{ ...claimOf(taken, "other"), afterSeq: 2 }])).toEqual([
+        "lease_lost",
+      ]);
+      expect((await leaseOf(taken.runId)).lease_owner).toBe("claimer");
+
+      // Leased the usual way first, or a signal waiting, or another epoch: refused, nothing written.
+      const leased = (await fresh()).entry;
+      const lease = (await store.acquireLease(leased.runId, "owner-a", 30_000))!;
+      const signalled = (await fresh()).entry;
+      await store.addInbox(signalled.runId, { kind: "signal", name: "go" });
+      const moved = (await fresh()).entry;
+      expect(
+        await store.commit([
+          claimOf(leased, "claimer"),
+          claimOf(signalled, "claimer"),
+          claimOf(moved, "claimer", 2),
+        ]),
+      ).toEqual(["lease_lost", "lease_lost", "lease_lost"]);
+      for (const { runId } of [leased, signalled, moved])
+        expect(await store.readJournal(runId)).toHaveLength(1);
+      expect(await leaseOf(leased.runId)).toMatchObject({
+        lease_owner: "owner-a",
+        lease_token: lease.token,
+      });
+      expect(await leaseOf(signalled.runId)).toMatchObject({ lease_owner: null, status: "queued" });
+      expect(await leaseOf(moved.runId)).toMatchObject({ lease_owner: null, status: "queued" });
+
+      // An input stored apart from its row (not in the blob store: the suite counts those) is not
+      // in the clear: its start stays off the ring.
+      expect((await fresh({ text: "x".repeat(4 * 1024) })).outcome).toEqual({
+        created: true,
+        inClear: false,
+      });
+    });
+
     it("never appends twice after the same seq, even within one group commit", async () => {
       const { entry, lease } = await newRun();
       const outcomes = await store.commit([
@@ -657,7 +731,7 @@ export function conformance(name: string, backend: Backend): void {
       }
       // Under them, it goes in.
       const { outcome, entry } = await start({ runsInFlight: 2, startsPerSecond: 100 });
-      expect(outcome).toEqual({ created: true });
+      expect(outcome).toEqual({ created: true, inClear: true });
       expect((await store.getRun(entry.runId))?.status).toBe("queued");
     });
 
@@ -669,7 +743,10 @@ export function conformance(name: string, backend: Backend): void {
       // Far below the limit: counted by the first start, then taken as read for a second
       // (no start of it can add more than startsPerSecond). A start rate of 0 refuses, and its
       // answer shows the runs in flight as last counted: 1, though 4 are open now.
-      expect(await start({ runsInFlight: 1_000, startsPerSecond: 100 })).toEqual({ created: true });
+      expect(await start({ runsInFlight: 1_000, startsPerSecond: 100 })).toEqual({
+        created: true,
+        inClear: true,
+      });
       await newRun({ namespace: ns });
       await newRun({ namespace: ns });
       expect(await start({ runsInFlight: 1_000, startsPerSecond: 0 })).toEqual({
@@ -678,7 +755,7 @@ export function conformance(name: string, backend: Backend): void {
       });
       // Near it, every start counts, exactly: a limit of 5 takes one more and refuses the next.
       const near = { runsInFlight: 5, startsPerSecond: 100 };
-      expect(await start(near)).toEqual({ created: true });
+      expect(await start(near)).toEqual({ created: true, inClear: true });
       expect(await start(near)).toEqual({
         created: false,
         refused: { inFlight: 5, lastSecond: expect.any(Number) },

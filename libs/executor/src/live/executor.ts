@@ -20,7 +20,13 @@ import {
   SandboxLost,
   type ScriptHandle,
 } from "@rewind/sandbox";
-import { ENDED_STATUSES, type Lease, type RunAppend, type RunStatus } from "@rewind/store";
+import {
+  ENDED_STATUSES,
+  FIRST_CLAIM_TOKEN,
+  type Lease,
+  type RunAppend,
+  type RunStatus,
+} from "@rewind/store";
 import { invokeTool, outcomeEvent } from "../invoke.js";
 import {
   crashLoop,
@@ -318,6 +324,14 @@ export class Executor {
   ): Promise<HotRun | undefined> {
     const early = first === undefined ? undefined : this.earlyContext(runId, first);
     try {
+      if (early !== undefined && first?.started !== undefined) {
+        const run = await this.startAtOnce(first.started, early, takenAt, scheduleToStartMs, first);
+        if (run instanceof HotRun) return run;
+        if (run instanceof SandboxLost) return await this.chargeFirstDeath(runId, run);
+        // Not as the ring said (a signal came first, another worker took it, its top level
+        // failed): read and replayed as any cold run, which meets each of those as usual.
+        return await this.loadWith(runId, takenAt, scheduleToStartMs, undefined);
+      }
       return await this.loadWith(runId, takenAt, scheduleToStartMs, early);
     } finally {
       // Not taken by the replay (another journal, a refusal, a failure): let it go.
@@ -346,6 +360,84 @@ export class Executor {
     // the replay takes it: a context of a hint the journal does not bear out is never looked at.
     instance.catch(() => {});
     return { first, instance, taken: false };
+  }
+
+  /**
+   * A new run whose first ring carries its whole start: its top level runs at once, from the
+   * ring, and its first commit takes the lease (RunAppend.claim), with no round trip before it.
+   * Nothing it produced takes effect before that commit, so a refused claim or any failure on
+   * the way costs only the work: undefined, and the caller takes the usual path, which reads
+   * the run as it is and meets what stopped this one (a slice that ran out marks it heavy, a
+   * signal is delivered). A script that took its sandbox process down: that death, to charge.
+   */
+  private async startAtOnce(
+    started: RunStartedEntry,
+    early: EarlyContext,
+    takenAt: number,
+    scheduleToStartMs: number | undefined,
+    { traceparent }: FirstActivation,
+  ): Promise<HotRun | SandboxLost | undefined> {
+    const { runId } = started;
+    adoptRunTrace(runId, traceparent);
+    early.taken = true;
+    let replayed: Awaited<ReturnType<Executor["replay"]>>;
+    try {
+      const script = await this.script(started.namespace, started.scriptHash);
+      replayed = await this.replay(script, started, started.epoch, [started], true, early.instance);
+    } catch (error) {
+      return error instanceof SandboxLost && error.executing ? error : undefined;
+    }
+    const { instance, resumed } = replayed;
+    const lease: Lease = {
+      runId,
+      owner: this.options.owner,
+      token: FIRST_CLAIM_TOKEN,
+      lastSeq: 1,
+      attempts: 1,
+      namespace: started.namespace,
+    };
+    const run = new HotRun(runId, started.toolset, resumed.engine, instance, lease, 1);
+    run.claim = { epoch: started.epoch, ttlMs: this.leaseTtlMs };
+    run.activation = {
+      kind: "cold",
+      replayed: 1,
+      attempt: lease.attempts,
+      startedAt: takenAt,
+      ...(scheduleToStartMs !== undefined ? { scheduleToStartMs } : {}),
+    };
+    run.storedStatus = "queued";
+    run.loadedInbox = []; // the claim holds only while its inbox is empty
+    await this.bindLimits(run, started.namespace, [started]);
+    this.hot.set(runId, run);
+    metrics.hotRuns.set(this.hot.size);
+    this.evictIfFull();
+    try {
+      // Refused (the run is as it was), or ended by the step itself (failed over a limit): the
+      // usual path reads it as it is now.
+      if (!(await this.step(run, async () => resumed.entries))) return undefined;
+      for (const timer of run.engine.pendingTimers()) this.wakeAt(run, timer.seq, timer.due);
+    } catch (error) {
+      this.drop(run);
+      throw error;
+    }
+    return run;
+  }
+
+  /**
+   * A new run's script took its sandbox process down before its first commit: the death is
+   * charged to it as on the usual path (which needs its lease), then it is loaded again there.
+   */
+  private async chargeFirstDeath(runId: string, lost: SandboxLost): Promise<HotRun | undefined> {
+    const lease = await this.options.store.acquireLease(
+      runId,
+      this.options.owner,
+      this.leaseTtlMs,
+      {
+        epochs: this.epochs,
+      },
+    );
+    if (lease === undefined) return undefined; // ended, or another worker's now
+    return this.loadAgain(lease, 1, lost);
   }
 
   private async loadWith(
@@ -610,6 +702,7 @@ export class Executor {
     let entries: JournalEntry[];
     try {
       entries = await produce();
+      hop("worker.produced", run.runId);
     } catch (error) {
       if (error instanceof LiveSliceExceeded) return this.rebuild(run);
       if (error instanceof SandboxLost) return this.failover(run, error);
@@ -642,6 +735,7 @@ export class Executor {
         releaseLease: !more && run.finished,
       };
       if (inboxId !== undefined) append.inboxConsumed = [{ id: inboxId, seq: entries[0]!.seq }];
+      if (run.claim !== undefined) append.claim = run.claim;
       // The activation's first commit records it (only one with entries: its row names the first).
       if (run.activation !== undefined && entries.length > 0) append.activation = run.activation;
       outcome = await this.committer.append(append);
@@ -654,10 +748,12 @@ export class Executor {
       if (outcome === "ok") for (const entry of entries) metrics.entries.inc({ kind: entry.kind });
     });
     if (outcome === "lease_lost") {
-      countLater(() => metrics.leaseLosses.inc());
+      // A claim refused is no lease lost: it was never this process's.
+      if (append.claim === undefined) countLater(() => metrics.leaseLosses.inc());
       this.drop(run);
       return false;
     }
+    run.claim = undefined;
     if (append.activation !== undefined) run.activation = undefined;
     if (append.releaseLease === true) run.leaseReleased = true;
     run.usage.add(entries);
@@ -803,6 +899,7 @@ export class Executor {
         owed.delete(call.seq);
         return; // the run left this process: whoever loads it next runs the call again
       }
+      hop("worker.outcome", run.runId);
       current.outcomes.push(outcomeEvent(call, outcome, this.now()));
       this.nextTurn(current, false);
     });
@@ -947,6 +1044,7 @@ export class Executor {
       entries: [verdict],
       status: "failed",
       releaseLease: true,
+      ...(run.claim === undefined ? {} : { claim: run.claim }),
     });
     if (outcome !== "ok") return false; // another owner has it now: it meets the limit there
     metrics.entries.inc({ kind: verdict.kind });

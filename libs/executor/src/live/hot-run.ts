@@ -22,6 +22,11 @@ export class HotRun {
   attemptOpen = true;
   /** Its load ran again calls journaled without an outcome: that load counts as an attempt. */
   rerunCalls = false;
+  /**
+   * Run at once from its first ring, its lease not yet taken: its first commit takes it, or is
+   * refused with nothing written (RunAppend.claim). Cleared once a commit was made.
+   */
+  claim: { epoch: number; ttlMs: number } | undefined;
   /** Its last commit handed the lease back (it ended with nothing in flight). */
   leaseReleased = false;
   /** The inbox as the cold load read it: handled by the first activation, then read afresh. */

@@ -128,12 +128,13 @@ export const createRun = defineRoute({
       hop("api.inserted", runId);
       watch = await watching;
       // The run is durable before the doorbell rings: a ring that fails is repaired by the reconciler.
-      // Never taken yet; its worker makes the sandbox context while it reads the journal.
+      // Never taken yet: its worker makes the sandbox context while it reads the journal, or,
+      // with the start in the clear, runs it at once and takes the lease in its first commit.
       await ring(ctx, {
         runId,
         epoch: started.epoch,
         leases: 0,
-        first: firstActivationOf(started),
+        first: firstActivationOf(started, { inClear: outcome.inClear, traceparent }),
       });
       hop("api.rung", runId);
       void reply.code(201).header("Location", `/v1/runs/${runId}`);
