@@ -710,7 +710,9 @@ export class Executor {
     }
     if (entries.length === 0 && run.status === run.storedStatus) return true;
     // The namespace's limits hold here, where the journal is appended, not in the guest.
-    const over = run.usage.exceeded(entries, run.limits, run.namespace);
+    // Counted once: the usage the run has if this commit goes in.
+    const usage = run.usage.with(entries);
+    const over = usage.exceeded(run.limits, run.namespace);
     if (over !== undefined) return this.failOverLimit(run, over.name, over.error);
     this.fault("produced", run);
     // From here the engine is ahead of the journal: it took the event and emitted commands that
@@ -756,7 +758,7 @@ export class Executor {
     run.claim = undefined;
     if (append.activation !== undefined) run.activation = undefined;
     if (append.releaseLease === true) run.leaseReleased = true;
-    run.usage.add(entries);
+    run.usage = usage;
     run.committedSeq = entries.at(-1)?.seq ?? run.committedSeq;
     run.attemptOpen = false; // a commit is progress: the next lease starts the count again
     run.storedStatus = append.status;

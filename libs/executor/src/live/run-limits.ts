@@ -35,18 +35,16 @@ export class RunUsage {
     }
   }
 
-  /**
-   * The limit these new entries would take the run past, as the error that fails the run, or
-   * undefined when they fit. Counts nothing: `add` does once they are committed.
-   */
-  exceeded(
-    entries: readonly JournalEntry[],
-    limits: Limits,
-    namespace: string,
-  ): { name: LimitName; error: RewindError } | undefined {
+  /** This usage with `entries` counted too, as a new one: what the run holds once they commit. */
+  with(entries: readonly JournalEntry[]): RunUsage {
     const after = new RunUsage();
     Object.assign(after, this);
     after.add(entries);
+    return after;
+  }
+
+  /** The limit this usage is past, as the error that fails the run, or undefined within them. */
+  exceeded(limits: Limits, namespace: string): { name: LimitName; error: RewindError } | undefined {
     const over = (name: LimitName, used: number, what: string) =>
       used > limits[name]
         ? {
@@ -61,10 +59,10 @@ export class RunUsage {
           }
         : undefined;
     return (
-      over("journalEntries", after.entries, "entries") ??
-      over("journalBytes", after.bytes, "bytes of journal") ??
-      over("outputBytes", after.outputBytes, "bytes of output") ??
-      over("timers", after.timers, "timers")
+      over("journalEntries", this.entries, "entries") ??
+      over("journalBytes", this.bytes, "bytes of journal") ??
+      over("outputBytes", this.outputBytes, "bytes of output") ??
+      over("timers", this.timers, "timers")
     );
   }
 }
