@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { parseJournalFile } from "@rewind/journal";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newRunEpoch } from "@rewind/sandbox";
+import type { RunChanges } from "../src/run-changes.js";
 import { SCRIPT, completeRun, errorOf, openHarness, startRun, type Harness } from "./harness.js";
 
 let h: Harness;
@@ -165,6 +166,80 @@ describe("POST /v1/runs?wait: start and await in one request", () => {
     });
     expect(response.statusCode).toBe(422);
     expect(errorOf(response).message).toMatch(/wait must be at most 60s.*result/);
+  });
+});
+
+describe("a waiting client", () => {
+  it("that leaves stops the wait at once; one answered as usual was never aborted", async () => {
+    // Notices that say which waits are open, keep the signal each wait listens to, and tell a
+    // wait its run changed when the test says so.
+    const signals = new Map<string, AbortSignal>();
+    const notices = new Map<string, () => void>();
+    let open = 0;
+    const changes: RunChanges = {
+      watch: async (runId) => {
+        open++;
+        return {
+          next: (ms, signal) =>
+            new Promise<void>((resolve) => {
+              signals.set(runId, signal);
+              notices.set(runId, resolve);
+              const timer = setTimeout(resolve, ms);
+              signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), {
+                once: true,
+              });
+            }),
+          close: () => void open--,
+        };
+      },
+    };
+    const waits = await openHarness({ changes, pollMs: 60_000 });
+    try {
+      const address = await waits.app.listen({ port: 0, host: "127.0.0.1" });
+
+      const start = async () =>
+        (
+          await waits.app.inject({
+            method: "POST",
+            url: "/v1/runs",
+            headers: waits.auth,
+            payload: { script: SCRIPT, input: { name: "Ada" } },
+          })
+        ).json<{ id: string }>().id;
+      const settle = async (done: () => boolean) => {
+        for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      };
+
+      // Left after 100 ms of a 30 s wait: its signal aborts and its watch closes.
+      const leaving = await start();
+      const client = new AbortController();
+      const gone = fetch(`${address}/v1/runs/${leaving}/result?wait=30s`, {
+        headers: waits.auth,
+        signal: client.signal,
+      }).catch(() => "left");
+      await settle(() => signals.has(leaving));
+      client.abort();
+      expect(await gone).toBe("left");
+      await settle(() => open === 0);
+      expect(open).toBe(0);
+      expect(signals.get(leaving)?.aborted).toBe(true);
+
+      // Answered: its connection closes after the answer, which is no client leaving.
+      const staying = await start();
+      const answer = fetch(`${address}/v1/runs/${staying}/result?wait=30s`, {
+        headers: waits.auth,
+      });
+      await settle(() => signals.has(staying));
+      await completeRun(waits.store, staying, "hello Ada");
+      notices.get(staying)!(); // the notice a worker would send
+      expect((await answer).status).toBe(200);
+      await settle(() => open === 0);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(signals.get(staying)?.aborted).toBe(false);
+    } finally {
+      waits.app.server.closeAllConnections(); // the client's kept-alive one
+      await waits.close();
+    }
   });
 });
 
