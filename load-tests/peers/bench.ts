@@ -26,6 +26,7 @@ import {
   type Projections,
 } from "../cluster/projections.js";
 import { assertBuilt, killAll } from "../cluster/processes.js";
+import { monotonicUs, printProfiles } from "../cluster/profile-summary.js";
 import { CALLS, TOOLSET, compile, hashOf } from "../cluster/scripts.js";
 
 const { values: flags } = parseArgs({
@@ -37,6 +38,7 @@ const { values: flags } = parseArgs({
     workers: { type: "string", default: "2" },
     "no-peers": { type: "boolean", default: false },
     projections: { type: "boolean", default: false },
+    profile: { type: "boolean", default: false },
   },
 });
 const N = Number(flags.runs);
@@ -76,7 +78,7 @@ async function rewindRows(): Promise<Row[]> {
     workers: Number(flags.workers),
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
     logDir,
-    cpuProf: false,
+    cpuProf: flags.profile,
     countQueries: false,
     ...(flags.projections ? { env: PROJECTIONS_API_ENV } : {}),
   });
@@ -121,11 +123,13 @@ async function rewindRows(): Promise<Row[]> {
     };
     for (const c of CONCURRENCY) {
       await round(c, Math.min(N, 4 * c)); // warm-up: hot sandboxes, compiled paths, pools
+      const fromUs = monotonicUs();
       for (let r = 0; r < ROUNDS; r++) {
         const row = { who: "rewind", c, ...(await round(c, N)) };
         console.log(JSON.stringify(row));
         rows.push(row);
       }
+      platform.profileWindows.push({ label: `C = ${c}`, fromUs, toUs: monotonicUs() });
     }
     if (projections !== undefined) {
       const after = await caughtUp(projections.metricsUrl);
@@ -137,6 +141,7 @@ async function rewindRows(): Promise<Row[]> {
     await projections?.stop();
     await platform.close();
   }
+  if (flags.profile) printProfiles(platform.profileDir, platform.names, platform.profileWindows);
   return rows;
 }
 

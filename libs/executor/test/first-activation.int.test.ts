@@ -194,6 +194,57 @@ describe("a new run's first ring", () => {
   }, 60_000);
 });
 
+describe("two workers rung with one new run's whole start", () => {
+  it("let one claim it: each call is made once, and the run ends once", async () => {
+    const calls: string[] = [];
+    const ended: string[] = [];
+    const toolsets = new Map([
+      [
+        "first",
+        defineToolset("first", {
+          echo: async (n: unknown, { callId }: { callId: string }) => {
+            calls.push(callId);
+            return n;
+          },
+        }),
+      ],
+    ]);
+    const executors = ["first-a", "first-b"].map(
+      (owner) =>
+        new Executor({
+          store,
+          sandbox: new Sandbox(),
+          toolsets,
+          owner,
+          onEnded: (id) => ended.push(id),
+        }),
+    );
+    try {
+      const script = await compileScript({ source: SOURCE, filename: "first.ts" });
+      const runs: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const runId = await createRun(store, script, { toolset: "first", input: { n: i } });
+        const started = (await store.readJournal(runId))[0] as RunStartedEntry;
+        const first = firstActivationOf(started, { inClear: true });
+        // A ring delivered twice, to two workers at once (a retried job, a stalled one).
+        await Promise.all(executors.map((exec) => exec.activate(runId, false, { first })));
+        runs.push(runId);
+      }
+      await until(() => ended.length >= runs.length, 20_000, "every run to end");
+      expect(ended.sort()).toEqual([...runs].sort());
+      expect(new Set(calls).size).toBe(calls.length); // no callId twice
+      expect(calls).toHaveLength(runs.length);
+      for (const runId of runs) {
+        const journal = await store.readJournal(runId);
+        expect(journal.filter((e) => e.kind === "call")).toHaveLength(1);
+        expect(journal.at(-1)).toMatchObject({ kind: "run.completed" });
+      }
+    } finally {
+      await Promise.all(executors.map((exec) => exec.close()));
+    }
+  }, 60_000);
+});
+
 /** Calls echo with its input, then waits for a signal and adds its payload. */
 const SIGNALLED = `import { tools, waitForSignal } from "rewind";
 export default async (input: { n: number }) => {
