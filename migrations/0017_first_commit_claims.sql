@@ -5,7 +5,9 @@
 -- a claim: the lease goes to that worker with the run's first token in the same statement, and
 -- only while no one ever took the run (token 0, no owner), it is still queued in the epoch the
 -- worker ran it in, its journal is its start alone (the usual fence: seq 1 exists, seq 2 does not)
--- and no signal or cancel waits in its inbox. Anything else refuses the claim with nothing
+-- and is the very start the worker ran (the ring lives in Redis: one forged there makes a commit
+-- that is refused, never a run of someone else's input), and no signal or cancel waits in its
+-- inbox. Anything else refuses the claim with nothing
 -- written, and the worker takes the usual path: lease, read, replay. The run's first commit then
 -- costs no round trip of its own for the lease.
 --
@@ -28,6 +30,9 @@ BEGIN
              attempt_seq = after_seq
        WHERE id = run AND lease_token = 0 AND lease_owner IS NULL AND status = 'queued'
          AND epoch = (a#>>'{claim,epoch}')::integer AND after_seq = 1
+         AND EXISTS (SELECT 1 FROM rw_journal j
+                      WHERE j.run_id = run AND j.seq = 1 AND j.kind = 'run.started'
+                        AND j.at = (a#>>'{claim,at}')::bigint AND j.body = a#>'{claim,body}')
          AND NOT EXISTS (SELECT 1 FROM rw_inbox i WHERE i.run_id = run AND i.consumed_seq IS NULL);
       IF NOT FOUND THEN
         results := results || jsonb_build_array('lease_lost');

@@ -185,6 +185,19 @@ describe("a new run's first ring", () => {
       expect(
         await store.commit([{ lease: theirs, afterSeq: 1, entries: [], status: "running" }]),
       ).toEqual(["ok"]); // still theirs
+      // A ring forged in Redis (another input): its commit is refused, and the run goes on with
+      // the start it was stored with. The forged input never reaches a tool.
+      const forged = await createRun(store, script, { toolset: "first", input: { n: 4 } });
+      const real = await startedOf(forged);
+      await exec.activate(forged, false, { first: whole({ ...real, input: { n: 666 } }) });
+      await until(() => echoed.includes(4), 20_000, "the forged run's real first call");
+      expect(echoed).not.toContain(666);
+      expect(reads).toEqual([signalled, taken, forged]);
+      await store.addInbox(forged, { kind: "signal", name: "go", payload: 40 });
+      await exec.activate(forged);
+      await until(() => results.has(forged), 20_000, "the forged run to end");
+      expect((await store.readJournal(forged)).at(-1)).toMatchObject({ result: 44 });
+
       // Every context made let go: the ended runs' and the refused claims'.
       await until(() => sandbox.disposed.length === sandbox.made.length, 5_000, "contexts let go");
     } finally {

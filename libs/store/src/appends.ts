@@ -210,6 +210,12 @@ export async function encodeAppend(
     inboxConsumed: append.inboxConsumed ?? [],
     release: append.releaseLease === true,
     ...(append.activation !== undefined ? { activation: append.activation } : {}),
-    ...(append.claim !== undefined ? { claim: append.claim } : {}),
+    ...(append.claim !== undefined ? { claim: encodeClaim(append.claim, seal) } : {}),
   };
+}
+
+/** A claim as rw_commit checks it: the start the worker ran, as its row would be stored. */
+function encodeClaim({ started, ttlMs }: NonNullable<RunAppend["claim"]>, seal: Seal) {
+  const { row } = encodeEntry(started, seal);
+  return { epoch: started.epoch, ttlMs, at: row.at, body: row.body };
 }

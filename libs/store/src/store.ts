@@ -143,10 +143,11 @@ export interface RunAppend {
   /**
    * A new run's first commit, made before its lease was taken (FirstActivation.started): it
    * takes the lease for `lease.owner` with token FIRST_CLAIM_TOKEN, only while no one ever took
-   * it (token 0), the run is queued in `epoch`, its journal is its start alone and nothing
+   * it (token 0), the run is queued in the epoch it started in, its journal is its start alone,
+   * exactly `started` as stored (a ring forged in Redis runs nothing of its own), and nothing
    * waits in its inbox; refused ("lease_lost") otherwise, and then nothing of it is written.
    */
-  claim?: { epoch: number; ttlMs: number };
+  claim?: { started: RunStartedEntry; ttlMs: number };
 }
 
 /** The token of a lease taken by a first commit's claim: the first any holder of the run gets. */

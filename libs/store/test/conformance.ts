@@ -338,7 +338,7 @@ export function conformance(name: string, backend: Backend): void {
     });
 
     it("takes a new run's lease in its first commit, only while no one ever took it", async () => {
-      const claimOf = (entry: RunStartedEntry, owner: string, epoch = 1) => ({
+      const claimOf = (entry: RunStartedEntry, owner: string, ran: RunStartedEntry = entry) => ({
         lease: {
           runId: entry.runId,
           owner,
@@ -350,7 +350,7 @@ export function conformance(name: string, backend: Backend): void {
         afterSeq: 1,
         entries: [call(2)],
         status: "running" as const,
-        claim: { epoch, ttlMs: 30_000 },
+        claim: { started: ran, ttlMs: 30_000 },
       });
       const leaseOf = async (runId: string) =>
         (
@@ -380,20 +380,23 @@ export function conformance(name: string, backend: Backend): void {
       ]);
       expect((await leaseOf(taken.runId)).lease_owner).toBe("claimer");
 
-      // Leased the usual way first, or a signal waiting, or another epoch: refused, nothing written.
+      // Leased the usual way first, or a signal waiting, or run in another epoch, or not the
+      // start stored (a ring forged in Redis): refused, nothing written.
       const leased = (await fresh()).entry;
       const lease = (await store.acquireLease(leased.runId, "owner-a", 30_000))!;
       const signalled = (await fresh()).entry;
       await store.addInbox(signalled.runId, { kind: "signal", name: "go" });
       const moved = (await fresh()).entry;
+      const forged = (await fresh()).entry;
       expect(
         await store.commit([
           claimOf(leased, "claimer"),
           claimOf(signalled, "claimer"),
-          claimOf(moved, "claimer", 2),
+          claimOf(moved, "claimer", { ...moved, epoch: 2 }),
+          claimOf(forged, "claimer", { ...forged, input: { n: 666 } }),
         ]),
-      ).toEqual(["lease_lost", "lease_lost", "lease_lost"]);
-      for (const { runId } of [leased, signalled, moved])
+      ).toEqual(["lease_lost", "lease_lost", "lease_lost", "lease_lost"]);
+      for (const { runId } of [leased, signalled, moved, forged])
         expect(await store.readJournal(runId)).toHaveLength(1);
       expect(await leaseOf(leased.runId)).toMatchObject({
         lease_owner: "owner-a",
@@ -401,6 +404,7 @@ export function conformance(name: string, backend: Backend): void {
       });
       expect(await leaseOf(signalled.runId)).toMatchObject({ lease_owner: null, status: "queued" });
       expect(await leaseOf(moved.runId)).toMatchObject({ lease_owner: null, status: "queued" });
+      expect(await leaseOf(forged.runId)).toMatchObject({ lease_owner: null, status: "queued" });
 
       // An input stored apart from its row (not in the blob store: the suite counts those) is not
       // in the clear: its start stays off the ring.

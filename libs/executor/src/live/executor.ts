@@ -397,7 +397,7 @@ export class Executor {
       namespace: started.namespace,
     };
     const run = new HotRun(runId, started.toolset, resumed.engine, instance, lease, 1);
-    run.claim = { epoch: started.epoch, ttlMs: this.leaseTtlMs };
+    run.claim = { started, ttlMs: this.leaseTtlMs };
     run.activation = {
       kind: "cold",
       replayed: 1,

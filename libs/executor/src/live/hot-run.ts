@@ -1,7 +1,7 @@
 import { limitDefaults, type Limits } from "@rewind/core";
 import type { IncomingEvent, RunEngine } from "@rewind/journal";
 import type { ScriptHandle } from "@rewind/sandbox";
-import type { ActivationRecord, InboxItem, Lease, RunStatus } from "@rewind/store";
+import type { ActivationRecord, InboxItem, Lease, RunAppend, RunStatus } from "@rewind/store";
 import { forgetRunTrace } from "@rewind/telemetry";
 import { RunUsage } from "./run-limits.js";
 
@@ -26,7 +26,7 @@ export class HotRun {
    * Run at once from its first ring, its lease not yet taken: its first commit takes it, or is
    * refused with nothing written (RunAppend.claim). Cleared once a commit was made.
    */
-  claim: { epoch: number; ttlMs: number } | undefined;
+  claim: RunAppend["claim"];
   /** Its last commit handed the lease back (it ended with nothing in flight). */
   leaseReleased = false;
   /** The inbox as the cold load read it: handled by the first activation, then read afresh. */
