@@ -428,14 +428,8 @@ export class Executor {
    * charged to it as on the usual path (which needs its lease), then it is loaded again there.
    */
   private async chargeFirstDeath(runId: string, lost: SandboxLost): Promise<HotRun | undefined> {
-    const lease = await this.options.store.acquireLease(
-      runId,
-      this.options.owner,
-      this.leaseTtlMs,
-      {
-        epochs: this.epochs,
-      },
-    );
+    const { store, owner } = this.options;
+    const lease = await store.acquireLease(runId, owner, this.leaseTtlMs, { epochs: this.epochs });
     if (lease === undefined) return undefined; // ended, or another worker's now
     return this.loadAgain(lease, 1, lost);
   }
