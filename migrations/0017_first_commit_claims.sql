@@ -24,10 +24,12 @@ BEGIN
     after_seq := (a->>'afterSeq')::integer;
     -- A new run's first commit, made before anyone read it: it takes the lease, and only while
     -- no one ever took it. Refused, the row is as it was: the fence below then refuses the rest.
+    -- The status goes with the lease, so the row's update below is skipped unless the run ended:
+    -- one new version of the row (its indexes hold the status) instead of two.
     IF a ? 'claim' THEN
       UPDATE rw_runs SET lease_owner = a->>'owner', lease_token = (a->>'token')::bigint,
              lease_expires_at = now() + (a#>>'{claim,ttlMs}')::integer * interval '1 millisecond',
-             attempt_seq = after_seq
+             attempt_seq = after_seq, status = a->>'status', updated_at = now()
        WHERE id = run AND lease_token = 0 AND lease_owner IS NULL AND status = 'queued'
          AND epoch = (a#>>'{claim,epoch}')::integer AND after_seq = 1
          AND EXISTS (SELECT 1 FROM rw_journal j
