@@ -196,7 +196,6 @@ describe("a waiting client", () => {
     const waits = await openHarness({ changes, pollMs: 60_000 });
     try {
       const address = await waits.app.listen({ port: 0, host: "127.0.0.1" });
-
       const start = async () =>
         (
           await waits.app.inject({
@@ -210,7 +209,7 @@ describe("a waiting client", () => {
         for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
       };
 
-      // Left after 100 ms of a 30 s wait: its signal aborts and its watch closes.
+      // Left while it waits (for 30 s): its signal aborts and its watch closes at once.
       const leaving = await start();
       const client = new AbortController();
       const gone = fetch(`${address}/v1/runs/${leaving}/result?wait=30s`, {
