@@ -97,9 +97,10 @@ const HOPS: readonly [string, string, string][] = [
   ["API → client: the 201", "api.rung", "client.created"],
   ["queue: ring sent → worker pick-up", "api.inserted", "worker.taken"],
   ["worker: lease + load (one round trip)", "worker.taken", "worker.leased"],
-  ["worker: sandbox context (script loaded)", "worker.leased", "worker.context"],
-  ["worker: pick-up → sandbox context (either path)", "worker.taken", "worker.context"],
-  ["worker: script top level to its first call", "worker.context", "worker.toplevel"],
+  // The context is asked for, not awaited: the start follows it down the sandbox process's pipe.
+  ["worker: lease + load → context asked for", "worker.leased", "worker.context"],
+  ["worker: pick-up → context asked for (either path)", "worker.taken", "worker.context"],
+  ["worker: sandbox context, top level to its first call", "worker.context", "worker.toplevel"],
   ["worker: first commit (run.started … call 1)", "worker.toplevel", "worker.commit"],
   ["worker: commit → tool invoked", "worker.commit", "worker.invoke"],
 ];

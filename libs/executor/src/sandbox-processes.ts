@@ -120,6 +120,11 @@ class SandboxChild {
     return this.process?.pid;
   }
 
+  /**
+   * The instance at once, its context on the way: the run's first request (its start) follows
+   * the instantiate down the same pipe, and the child takes them in order, so a new run's start
+   * costs one round trip, not two. A failed instantiate is what that first request throws.
+   */
   async instantiate(script: CompiledScript, run: InstantiateOptions): Promise<ScriptHandle> {
     if (this.closed)
       throw new RewindError("UNAVAILABLE", "The sandbox processes were closed: the server stops");
@@ -129,17 +134,19 @@ class SandboxChild {
     const known = this.scripts.has(key);
     this.scripts.add(key);
     this.instances.add(instance);
-    try {
-      await this.request(instance, {
-        op: "instantiate",
-        inst: instance.inst,
-        script: known ? { key } : { key, compiled: plain(script) },
-        run,
-      });
-    } catch (error) {
-      this.instances.delete(instance);
-      throw error;
-    }
+    instance.ready = this.request(instance, {
+      op: "instantiate",
+      inst: instance.inst,
+      script: known ? { key } : { key, compiled: plain(script) },
+      run,
+    }).then(
+      () => {},
+      (error: unknown) => {
+        this.instances.delete(instance);
+        throw error;
+      },
+    );
+    instance.ready.catch(() => {}); // thrown by the instance's first request, if one is made
     return instance;
   }
 
@@ -268,6 +275,8 @@ class SandboxChild {
 /** A run's instance in a child: every call is a request over IPC. */
 class RemoteInstance implements ScriptHandle {
   lost: SandboxLost | undefined;
+  /** Its instantiate's answer, until a request has waited for it. */
+  ready: Promise<void> | undefined;
 
   constructor(
     private readonly child: SandboxChild,
@@ -277,11 +286,29 @@ class RemoteInstance implements ScriptHandle {
   ) {}
 
   async start(input: Json): Promise<GuestCommand[]> {
-    return (await this.child.request(this, { op: "start", inst: this.inst, input })) ?? [];
+    return this.ask({ op: "start", inst: this.inst, input });
   }
 
   async deliver(event: GuestEvent): Promise<GuestCommand[]> {
-    return (await this.child.request(this, { op: "deliver", inst: this.inst, event })) ?? [];
+    return this.ask({ op: "deliver", inst: this.inst, event });
+  }
+
+  /**
+   * Sent at once, behind the instantiate if that is still on its way; its failure, if it failed,
+   * is this request's (the child then answers this one "no instance", which says less).
+   */
+  private async ask(
+    body:
+      | { op: "start"; inst: number; input: Json }
+      | { op: "deliver"; inst: number; event: GuestEvent },
+  ): Promise<GuestCommand[]> {
+    const answer = this.child.request(this, body);
+    if (this.ready !== undefined) {
+      answer.catch(() => {});
+      await this.ready;
+      this.ready = undefined;
+    }
+    return (await answer) ?? [];
   }
 
   captureCallsites(on: boolean): void {

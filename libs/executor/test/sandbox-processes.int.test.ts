@@ -53,6 +53,34 @@ describe("SandboxProcesses", () => {
     }
   });
 
+  it("sends a new run's start behind its instantiate, and throws the instantiate's own failure from it", async () => {
+    const pool = new SandboxProcesses();
+    try {
+      const one = await compileScript({
+        source: `export default async () => 1;`,
+        filename: "one.ts",
+      });
+      // Answered before the context exists: the start follows down the same pipe.
+      const instance = await pool.instantiate(one, { seed: newSeed(), startAt: 0, runId: "a" });
+      expect(await instance.start(null)).toMatchObject([{ type: "complete", result: 1 }]);
+      // An epoch this build has no runtime for fails the instantiate in the child: its start
+      // throws that failure (not the child's "no instance" answer), and the run holds no room.
+      const stranger = await pool.instantiate(one, {
+        seed: newSeed(),
+        startAt: 0,
+        runId: "e",
+        epoch: 99,
+      });
+      const failed = await stranger.start(null).catch((error: unknown) => error);
+      expect(failed).toMatchObject({ code: "SANDBOX_ERROR" });
+      expect((failed as Error).message).toMatch(/no guest runtime for epoch 99/);
+      instance.dispose();
+      expect(pool.liveRuns).toBe(0);
+    } finally {
+      pool.dispose();
+    }
+  });
+
   it("fails what the dead process had with SandboxLost, charging only the run executing", async () => {
     const pool = new SandboxProcesses();
     try {
