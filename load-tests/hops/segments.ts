@@ -93,7 +93,7 @@ function noticeToResult(list: readonly Mark[]): [number, number] | undefined {
 const HOPS: readonly [string, string, string][] = [
   ["client → API handler (HTTP, auth, body schema)", "client.post", "api.received"],
   ["API: script lookup, run insert", "api.received", "api.inserted"],
-  ["API: ring (BullMQ add)", "api.inserted", "api.rung"],
+  ["API: ring (fallback job + PUBLISH to a worker)", "api.inserted", "api.rung"],
   ["API → client: the 201", "api.rung", "client.created"],
   ["queue: ring sent → worker pick-up", "api.inserted", "worker.taken"],
   ["worker: lease + load (one round trip)", "worker.taken", "worker.leased"],

@@ -230,7 +230,8 @@ export const DASHBOARDS: DashboardSpec[] = [
         title: "Activations taken per second",
         kind: "timeseries",
         unit: "ops",
-        description: "By delivery: sticky (hot) or shared (the epoch's queue)",
+        description:
+          "By delivery: sticky (hot), direct (new, straight to a worker) or shared (the epoch's queue)",
         queries: [
           q(
             "sum by (delivery) (rate(rewind_executor_activation_schedule_to_start_seconds_count[$__rate_interval]))",

@@ -17,15 +17,24 @@ export interface Activation {
   first?: FirstActivation;
 }
 
+/** How an activation reached its worker (ConsumeOptions.onTaken). */
+export type Delivery = "sticky" | "direct" | "shared";
+
 /** Handles one activation: the run, and its first ring's hint when it is one. */
 export type ActivationHandler = (runId: string, first?: FirstActivation) => Promise<void>;
 
 export interface ConsumeOptions {
-  /** Activations handled at once from the shared queues (default 64). */
+  /**
+   * Activations handled at once from each of the shared queues, and new runs handed straight to
+   * this consumer (default 64).
+   */
   concurrency?: number;
   /** The epochs this consumer supports: it takes activations from those epochs' queues only. */
   epochs?: readonly number[];
-  /** This consumer's name (its lease owner): activations of runs it holds hot come straight here. */
+  /**
+   * This consumer's name (its lease owner): activations of runs it holds hot come straight here,
+   * and so do new runs of its epochs while it has room for them.
+   */
   holder?: string;
   /**
    * How long an activation this consumer took stays claimed if the consumer vanishes mid-way
@@ -36,10 +45,11 @@ export interface ConsumeOptions {
   claimMs?: number;
   /**
    * Told as each activation is taken, before its handler runs: how it came (sticky: straight to
-   * this holder; shared: from the epoch's queue) and how long it waited since it was rung or, for
-   * a delayed ring, since it fell due (the schedule-to-start a dashboard shows).
+   * this holder; direct: a new run, straight to this worker; shared: from the epoch's queue) and
+   * how long it waited since it was rung or, for a delayed ring, since it fell due (the
+   * schedule-to-start a dashboard shows).
    */
-  onTaken?: (runId: string, taken: { delivery: "sticky" | "shared"; waitedMs: number }) => void;
+  onTaken?: (runId: string, taken: { delivery: Delivery; waitedMs: number }) => void;
 }
 
 /**

@@ -138,6 +138,106 @@ describe("the BullMQ queue on a real Redis", () => {
     await Promise.all([api.close(), other.close()]);
   });
 
+  it("hands a new run straight to a worker of its epoch with room for it, else to the queue", async () => {
+    const p = `${prefix}-direct`;
+    const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p, stickyTimeoutMs: 500 });
+    const worker = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const elsewhere = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    const first = (epoch: number) => ({
+      namespace: "ns",
+      scriptHash: "sha256:ab",
+      seed: "0".repeat(64),
+      at: 7,
+      epoch,
+    });
+    const seen: string[] = [];
+    const releases: (() => void)[] = [];
+    worker.consume(
+      async (runId, hint) => {
+        seen.push(`${runId}:${hint?.at}`);
+        if (runId.startsWith("slow")) await new Promise<void>((r) => releases.push(r));
+      },
+      {
+        holder: "worker-w",
+        epochs: [1],
+        concurrency: 2,
+        onTaken: (runId, { delivery }) => seen.push(`${runId}:${delivery}`),
+      },
+    );
+    // A worker of epoch 2 only: never offered a run of epoch 1.
+    elsewhere.consume(async (runId) => void seen.push(`elsewhere:${runId}`), {
+      holder: "worker-e",
+      epochs: [2],
+    });
+    const listening = async (holder: string, epoch: number) =>
+      ((await admin.pubsub("NUMSUB", `${p}:first:${epoch}:${holder}`)) as [string, number])[1];
+    for (let i = 0; i < 50 && (await listening("worker-w", 1)) === 0; i++) await pause(20);
+
+    // What is not a ring, published where rings go, is ignored (and takes nothing down).
+    for (const channel of [`${p}:first:1:worker-w`, `${p}:sticky:worker-w`])
+      for (const text of ["not json", "null", '{"runId":1}']) await admin.publish(channel, text);
+
+    // Straight to the worker, its hint with it; its offer withdrawn, nothing else runs it.
+    await api.ring({ runId: "new-1", epoch: 1, leases: 0, first: first(1) });
+    await until(() => seen.includes("new-1:7"));
+    await pause(700);
+    expect(seen).toEqual(["new-1:direct", "new-1:7"]);
+    expect(await admin.keys(`${p}:activations-epoch-1:new-1*`)).toEqual([]);
+    expect(await admin.zcard(`${p}:first-offers:1`)).toBe(0); // taken: nothing left to sweep
+
+    // Two being handled fill its room: it stops listening. A third offered at the same moment
+    // (on its way as it stopped, or refused by PUBLISH) goes to the queue at once, not once its
+    // offer is due: still to this worker, whose queue has room. It listens again once they end.
+    const rung = Date.now();
+    await Promise.all(
+      ["slow-1", "slow-2", "slow-3"].map((runId) =>
+        api.ring({ runId, epoch: 1, leases: 0, first: first(1) }),
+      ),
+    );
+    await until(() => releases.length === 3);
+    expect(Date.now() - rung).toBeLessThan(450);
+    const how = (runId: string) => seen.find((s) => s.startsWith(`${runId}:`) && !s.endsWith(":7"));
+    expect(["slow-1", "slow-2", "slow-3"].map(how).sort()).toEqual([
+      "slow-1:direct",
+      "slow-2:direct",
+      "slow-3:shared",
+    ]);
+    for (let i = 0; i < 50 && (await listening("worker-w", 1)) > 0; i++) await pause(20);
+    expect(await listening("worker-w", 1)).toBe(0);
+    for (const release of releases) release();
+    for (let i = 0; i < 50 && (await listening("worker-w", 1)) === 0; i++) await pause(20);
+    expect(await listening("worker-w", 1)).toBe(1);
+    expect(await admin.zcard(`${p}:first-offers:1`)).toBe(0);
+    await api.ring({ runId: "new-3", epoch: 1, leases: 0, first: first(1) });
+    await until(() => seen.includes("new-3:7"));
+    expect(seen).toContain("new-3:direct");
+
+    // No worker of epoch 3 listens: its new run waits in its queue.
+    await api.ring({ runId: "new-4", epoch: 3, leases: 0, first: first(3) });
+    expect(await admin.llen(`${p}:activations-epoch-3:wait`)).toBe(1);
+
+    // A worker that stops is offered nothing more: its new runs go to the queue at once.
+    await worker.close();
+    const other = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
+    other.consume(async (runId) => void seen.push(`other:${runId}`), { epochs: [1] });
+    let before = Date.now();
+    await api.ring({ runId: "new-5", epoch: 1, leases: 0, first: first(1) });
+    await until(() => seen.includes("other:new-5"));
+    expect(Date.now() - before).toBeLessThan(450);
+
+    // One that listens but never takes it (stalled): its offer, once due, is swept to the queue.
+    const stalled = admin.duplicate();
+    await stalled.subscribe(`${p}:first:1:worker-stalled`);
+    await pause(1_100); // the API's list of listeners, read again
+    before = Date.now();
+    await api.ring({ runId: "new-6", epoch: 1, leases: 0, first: first(1) });
+    await until(() => seen.includes("other:new-6"), 5_000);
+    expect(Date.now() - before).toBeGreaterThanOrEqual(500);
+    stalled.disconnect();
+    expect(seen.filter((s) => s.startsWith("elsewhere:"))).toEqual([]);
+    await Promise.all([api.close(), elsewhere.close(), other.close()]);
+  });
+
   it("never lets an activation a dead worker left behind swallow the ring of the run's next lease", async () => {
     const p = `${prefix}-generations`;
     const api = await BullMqQueue.connect({ redisUrl: REDIS_URL, prefix: p });
@@ -265,6 +365,16 @@ describe("the backlog an autoscaler reads", () => {
       await pause(400); // the fallback is due now: no worker of epoch 9 promoted it, it counts
       expect((await queue.backlog([9])).get(9)).toBe(1);
       await listener.close();
+      // A new run offered to a worker that listens and never takes it (stalled): not backlog
+      // until its offer is due, then counted (no worker of its epoch swept it to the queue).
+      const stalled = admin.duplicate();
+      await stalled.subscribe(`${own}:first:11:stalled`);
+      const first = { namespace: "ns", scriptHash: "sha256:ab", seed: "0".repeat(64), at: 1 };
+      await queue.ring({ runId: "g", epoch: 11, leases: 0, first: { ...first, epoch: 11 } });
+      expect((await queue.backlog([11])).get(11)).toBe(0);
+      await pause(400);
+      expect((await queue.backlog([11])).get(11)).toBe(1);
+      stalled.disconnect();
     } finally {
       await queue.close();
       const keys = await admin.keys(`${own}*`);

@@ -80,7 +80,7 @@ export const DEFINITIONS = {
     type: "histogram",
     unit: "seconds",
     labels: ["delivery"],
-    help: "Time from a ring (or a delayed ring falling due) to a worker taking the activation, by delivery: sticky (to the worker holding the run hot) or shared (the epoch's queue)",
+    help: "Time from a ring (or a delayed ring falling due) to a worker taking the activation, by delivery: sticky (to the worker holding the run hot), direct (a new run, straight to a worker with room for it) or shared (the epoch's queue)",
     buckets: WAIT,
     servedBy: WORKER,
   },

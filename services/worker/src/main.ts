@@ -19,7 +19,7 @@ import {
   announceWorker,
   publishToolsets,
 } from "@rewind/executor";
-import { BullMqQueue, RunNoticePublisher } from "@rewind/queue";
+import { BullMqQueue, RunNoticePublisher, type Delivery } from "@rewind/queue";
 import { epochSupport } from "@rewind/sandbox";
 import type { Toolset } from "@rewind/sdk";
 import { ENDED_STATUSES, openStore, type RunStatus } from "@rewind/store";
@@ -148,7 +148,7 @@ export async function startWorker(options: WorkerOptions) {
   // How long each activation waited for a worker, handed from the queue to the activation (and
   // from there to its rw_activations row, for the projections). Observed once the activation
   // has loaded the run: its exemplar then names the run's trace, a start request's included.
-  type Wait = { delivery: "sticky" | "shared"; waitedMs: number };
+  type Wait = { delivery: Delivery; waitedMs: number };
   const observeWait = (runId: string, { delivery, waitedMs }: Wait) =>
     metrics.scheduleToStart.observe({ delivery }, waitedMs / 1000, runId);
   const waited = new Map<string, Wait>();
