@@ -93,9 +93,9 @@ function noticeToResult(list: readonly Mark[]): [number, number] | undefined {
 const HOPS: readonly [string, string, string][] = [
   ["client → API handler (HTTP, auth, body schema)", "client.post", "api.received"],
   ["API: script lookup, run insert", "api.received", "api.inserted"],
-  ["API: ring (fallback job + PUBLISH to a worker)", "api.inserted", "api.rung"],
+  ["API: ring (an offer to a worker, or a queued job)", "api.inserted", "api.rung"],
   ["API → client: the 201", "api.rung", "client.created"],
-  ["queue: ring sent → worker pick-up", "api.inserted", "worker.taken"],
+  ["ring sent → worker pick-up (an offer, or the queue)", "api.inserted", "worker.taken"],
   ["worker: lease + load (one round trip)", "worker.taken", "worker.leased"],
   // The context is asked for, not awaited: the start follows it down the sandbox process's pipe.
   ["worker: lease + load → context asked for", "worker.leased", "worker.context"],
