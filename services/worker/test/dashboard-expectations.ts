@@ -156,7 +156,7 @@ export const expectations: Record<string, Expectation> = {
     expect(timed, key).toEqual(wanted);
   },
   "latency / Activation duration (p99)": bounded(0, 5, "kind", ["cold", "hot"]),
-  "latency / Schedule to start (p99)": bounded(0, 5, "delivery", ["direct", "shared"]),
+  "latency / Schedule to start (p99)": bounded(0, 5, "delivery", ["shared"]),
   "latency / Timer lateness (p99)": bounded(0, 1),
   "latency / Timers fired": (r, did, key) => expect(single(r), key).toBe(did.timers),
   "latency / Commit duration (p99)": bounded(0, 1),
@@ -184,7 +184,7 @@ export const expectations: Record<string, Expectation> = {
     expect(most[`${EPOCH} queued`], key).toBeGreaterThanOrEqual(1);
   },
   "backlog / Activations taken per second": (r, _did, key) =>
-    expect(active(r, "delivery"), key).toEqual(expect.arrayContaining(["direct", "shared"])),
+    expect(active(r, "delivery"), key).toEqual(expect.arrayContaining(["shared"])),
 
   "hot-cache / Hot runs": (r, did, key) => {
     expect(did.hotWhileWaiting, key).toBe(3);
