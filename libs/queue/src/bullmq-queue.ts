@@ -114,7 +114,7 @@ export class BullMqQueue implements ActivationQueue {
       if (worker !== undefined) {
         const offer = { runId, jobId, first, at: Date.now() };
         if (await this.offers.offer(epoch, worker, offer)) return;
-        this.listeners.gone(epoch); // it stopped, or has no room: the queue takes this one
+        this.listeners.gone(epoch, worker); // it stopped, or has no room: the queue takes this one
       }
     }
     const data: ActivationData = first === undefined ? { runId } : { runId, first };

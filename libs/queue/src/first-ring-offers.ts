@@ -147,7 +147,7 @@ const LISTENERS_FRESH_MS = 1_000;
 
 /**
  * The API's side: who listens for new runs of each epoch, read again at most once a second (in
- * the background once a list is known: a ring never waits for it), and offered runs in turn.
+ * the background while a list of listeners is known), and offered runs in turn.
  */
 export class FirstRingListeners {
   private readonly known = new Map<number, { workers: string[]; readAt: number }>();
@@ -165,17 +165,23 @@ export class FirstRingListeners {
     let workers = known?.workers;
     if (known === undefined || Date.now() - known.readAt > LISTENERS_FRESH_MS) {
       const reading = this.read(epoch);
-      if (workers === undefined) workers = await reading;
-      else reading.catch(() => {}); // the list read last stands in meanwhile
+      // The list read last stands in meanwhile, unless it had no one to offer runs to.
+      if (workers === undefined || workers.length === 0) workers = await reading;
+      else reading.catch(() => {});
     }
     if (workers === undefined || workers.length === 0) return undefined;
     this.turn = (this.turn + 1) % workers.length;
     return workers[this.turn];
   }
 
-  /** An offer to a listener found no one: read the list again before the next ring. */
-  gone(epoch: number): void {
-    this.known.delete(epoch);
+  /**
+   * An offer to `worker` found no one (it stopped, or has no room): it is offered nothing more
+   * until the list is read again, so a burst of new runs that fills every worker costs each
+   * worker one refused offer a second, not one per run.
+   */
+  gone(epoch: number, worker: string): void {
+    const known = this.known.get(epoch);
+    if (known !== undefined) known.workers = known.workers.filter((w) => w !== worker);
   }
 
   private read(epoch: number): Promise<string[]> {
