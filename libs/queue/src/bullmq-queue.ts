@@ -150,6 +150,7 @@ export class BullMqQueue implements ActivationQueue {
       this.workers.push(worker);
     }
     // Offers of new runs no worker took in time go to their queue (first-ring-offers.ts).
+    clearInterval(this.sweeping);
     this.sweeping = setInterval(() => void this.sweepOffers(epochs).catch(() => {}), SWEEP_MS);
     this.sweeping.unref();
     if (options.holder === undefined) return;
