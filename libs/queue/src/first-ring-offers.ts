@@ -102,10 +102,10 @@ export class FirstRingOffers {
 
   /** Taken by the worker it was offered to: no sweep moves it to the queue. */
   taken(epoch: number, text: string): void {
-    void this.redis.zrem(this.key(epoch), text).catch(() => {}); // else swept: the lease decides
+    this.withdraw(epoch, text).catch(() => {}); // else swept: the lease decides
   }
 
-  /** Withdrawn, to go to the queue now; false when a sweep took it first. */
+  /** Removed from the set: false when a sweep took it first. */
   async withdraw(epoch: number, text: string): Promise<boolean> {
     return (await this.redis.zrem(this.key(epoch), text)) > 0;
   }
