@@ -58,16 +58,22 @@ export async function setLimits(
 /**
  * What a start would count against: the namespace's open runs, and the runs it created in the
  * last second (across every API process, since the rows are the truth). `startLoadSql` is the
- * same count as a statement's CTE, for a start that checks and inserts at once; the open runs
- * only when `countInFlight` (a boolean parameter) is true, else in_flight is null (InFlightCounts).
+ * same count as a statement's CTE, for a start that checks and inserts at once; with `bound`,
+ * the open runs only when the last count (InFlightCounts.bound, a bigint parameter, null for
+ * none) plus the starts of the last second could reach the limit, else in_flight is null.
  */
-export function startLoadSql(namespace: string, countInFlight: string): string {
+export function startLoadSql(namespace: string, bound?: { last: string; limit: string }): string {
+  const count = `(SELECT count(*) FROM rw_runs
+             WHERE namespace = ${namespace} AND status IN ('queued', 'running', 'waiting'))`;
+  const inFlight =
+    bound === undefined
+      ? count
+      : `CASE WHEN ${bound.last} IS NULL OR ${bound.last} + starts.last_second >= ${bound.limit}
+              THEN ${count} END`;
   return `
-  SELECT CASE WHEN ${countInFlight} THEN
-           (SELECT count(*) FROM rw_runs
-             WHERE namespace = ${namespace} AND status IN ('queued', 'running', 'waiting')) END AS in_flight,
-         (SELECT count(*) FROM rw_runs
-           WHERE namespace = ${namespace} AND created_at > now() - interval '1 second') AS last_second`;
+  SELECT ${inFlight} AS in_flight, starts.last_second
+    FROM (SELECT count(*) AS last_second FROM rw_runs
+           WHERE namespace = ${namespace} AND created_at > now() - interval '1 second') starts`;
 }
 
 export interface StartLoadRow {
@@ -84,31 +90,29 @@ export function startLoadOf(row: StartLoadRow, lastCount = 0): StartLoad {
 }
 
 export async function startLoad(sql: SqlClient, namespace: string): Promise<StartLoad> {
-  const rows = await sql.query<StartLoadRow>(startLoadSql("$1", "true"), [namespace]);
+  const rows = await sql.query<StartLoadRow>(startLoadSql("$1"), [namespace]);
   return rows[0] === undefined ? { inFlight: 0, lastSecond: 0 } : startLoadOf(rows[0]);
 }
 
 /**
- * When a start must count its namespace's open runs. The count reads every open run's row: in
- * W1 (2,000 runs open) 1.6 ms of Postgres a start, the costliest statement of the cluster.
- * Most starts need not: runs in flight grow only by starts, and a namespace starts at most
- * `startsPerSecond` runs in any second (counted by every start, a count that limit bounds).
- * So while this process counted less than a second ago, and found the runs in flight more than twice that many below their
- * limit, no start of that second can reach it, and the count is skipped. Near the limit (or
- * with a limit of a few runs, as tests set) every start counts. A start with no limits never
- * counts: none can be reached.
+ * Whether a start must count its namespace's open runs. The count reads every open run's row: in
+ * W1 (2,000 runs open) about 0.4 ms of Postgres a start. Most starts need not: runs in flight grow
+ * only by starts, and every run started since this process last counted, if that was less than
+ * half a second ago, was created in the last second, which every start counts anyway (for
+ * `startsPerSecond`). So the last count plus the last second's starts bound the runs in flight
+ * now, and a start's statement counts them only when that bound reaches `runsInFlight`: at the
+ * edge of the limit (a limit of a few runs, as tests set) every start counts, far from it only
+ * the first start of each half second. The half second leaves room for a start that was in
+ * flight when the count was made, and for the API's clock against Postgres's.
  */
 export class InFlightCounts {
   private readonly counted = new Map<string, { inFlight: number; at: number }>();
 
-  mustCount(namespace: string, limits: StartLimits | undefined, now = Date.now()): boolean {
-    if (limits === undefined) return false;
+  /** The count to bound a start's by; null: none recent, the start counts. */
+  bound(namespace: string, limits: StartLimits | undefined, now = Date.now()): number | null {
+    if (limits === undefined) return 0; // no limit to reach: never counted
     const last = this.counted.get(namespace);
-    return (
-      last === undefined ||
-      now - last.at >= 1_000 ||
-      last.inFlight + 2 * limits.startsPerSecond >= limits.runsInFlight
-    );
+    return last === undefined || now - last.at >= COUNT_FRESH_MS ? null : last.inFlight;
   }
 
   /** The last count, standing for a start's in_flight where it was skipped. */
@@ -116,12 +120,16 @@ export class InFlightCounts {
     return this.counted.get(namespace)?.inFlight ?? 0;
   }
 
-  record(namespace: string, inFlight: number, now = Date.now()): void {
+  /** A count of `inFlight` by a statement sent `at` (ms): runs started after are in its bound. */
+  record(namespace: string, inFlight: number, at: number): void {
     this.counted.delete(namespace);
     if (this.counted.size >= 10_000) this.counted.delete(this.counted.keys().next().value!);
-    this.counted.set(namespace, { inFlight, at: now });
+    this.counted.set(namespace, { inFlight, at });
   }
 }
+
+/** How long a count of open runs bounds the starts after it (InFlightCounts). */
+const COUNT_FRESH_MS = 500;
 
 /** Whether a start under `limits` may go in with the namespace's load at `load`. */
 export function underLimits(load: StartLoad, limits: StartLimits): boolean {

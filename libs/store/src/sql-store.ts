@@ -279,13 +279,14 @@ export class SqlStore implements Store {
       // The usual case (the input fits inline): one statement, one round trip, the namespace's
       // load counted in it (its open runs only when they could reach their limit: InFlightCounts).
       // The foreign keys are checked at its end, when the namespace and run rows exist.
-      const countInFlight = this.inFlightCounts.mustCount(started.namespace, startLimits);
+      const sentAt = Date.now();
+      const lastInFlight = this.inFlightCounts.bound(started.namespace, startLimits, sentAt);
       // Not a named (prepared) statement: its counts' best plan depends on how many runs the
       // namespace has, and a plan cached while the table was small (a new database's first
       // starts) kept scanning every run of the namespace as it grew, 3 to 4 ms a start under W1
       // until autovacuum analyzed the table. Planned at each start, with the table as it is.
       const rows = await this.sql.query<limits.StartLoadRow & { created: number }>(
-        `WITH load AS (${limits.startLoadSql("$2", "$15::boolean")}),
+        `WITH load AS (${limits.startLoadSql("$2", { last: "$15::bigint", limit: "$13" })}),
               namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
                 INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, traceparent)
@@ -304,12 +305,12 @@ export class SqlStore implements Store {
           traceparent,
           startLimits?.runsInFlight ?? Number.MAX_SAFE_INTEGER,
           startLimits?.startsPerSecond ?? Number.MAX_SAFE_INTEGER,
-          countInFlight,
+          lastInFlight,
         ],
       );
       const answer = rows[0]!;
       if (answer.in_flight !== null)
-        this.inFlightCounts.record(started.namespace, Number(answer.in_flight));
+        this.inFlightCounts.record(started.namespace, Number(answer.in_flight), sentAt);
       return answer.created > 0
         ? { created: true, inClear }
         : {

@@ -739,15 +739,16 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.getRun(entry.runId))?.status).toBe("queued");
     });
 
-    it("counts open runs only when a start of the second could reach their limit", async () => {
+    it("counts open runs only when the last count and the second's starts could reach their limit", async () => {
       const ns = `in_flight_${counter}`;
       const start = (limits: StartLimits) =>
         store.createRun({ started: started({ namespace: ns }), ttlMs: 60_000, limits });
       await newRun({ namespace: ns }); // open: it counts in flight
-      // Far below the limit: counted by the first start, then taken as read for a second
-      // (no start of it can add more than startsPerSecond). A start rate of 0 refuses, and its
-      // answer shows the runs in flight as last counted: 1, though 4 are open now.
-      expect(await start({ runsInFlight: 1_000, startsPerSecond: 100 })).toEqual({
+      // Far below the limit: counted by the first start (whatever the start rate allows), then
+      // taken as read for half a second plus the runs started since (all of the last second).
+      // A start rate of 0 refuses, and its answer shows the runs in flight as last counted: 1,
+      // though 4 are open now.
+      expect(await start({ runsInFlight: 1_000, startsPerSecond: 100_000 })).toEqual({
         created: true,
         inClear: true,
       });
@@ -763,6 +764,13 @@ export function conformance(name: string, backend: Backend): void {
       expect(await start(near)).toEqual({
         created: false,
         refused: { inFlight: 5, lastSecond: expect.any(Number) },
+      });
+      // A count half a second old bounds nothing: the next start counts again (6 open now).
+      await newRun({ namespace: ns });
+      await new Promise((resolve) => setTimeout(resolve, 550));
+      expect(await start({ runsInFlight: 1_000, startsPerSecond: 0 })).toEqual({
+        created: false,
+        refused: { inFlight: 6, lastSecond: expect.any(Number) },
       });
     });
 
