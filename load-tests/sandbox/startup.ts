@@ -1,6 +1,6 @@
 /** Figure 3: starting a new run of a cached script on a warm isolate. */
 import { newSeed } from "@rewind/core";
-import { Sandbox } from "@rewind/sandbox";
+import { Sandbox, type CompiledScript } from "@rewind/sandbox";
 import { SMALL, START, compile } from "./fixtures.js";
 import { Report, line, ms, now, since, summarize } from "./stats.js";
 
@@ -53,7 +53,7 @@ export async function startup(report: Report): Promise<void> {
  */
 async function startupAsSandboxProcess(
   report: Report,
-  script: Awaited<ReturnType<typeof compile>>,
+  script: CompiledScript,
   seeds: readonly string[],
 ): Promise<void> {
   console.log(`  as a sandbox process runs them (sync mode, the context made ahead):`);
@@ -68,9 +68,11 @@ async function startupAsSandboxProcess(
       const t1 = now();
       const instance = await sandbox.instantiate(script, { seed: seeds[i]!, startAt: START });
       const t2 = now();
-      await instance.start({ i });
+      const commands = await instance.start({ i });
       const t3 = now();
       instance.dispose();
+      if (commands[0]?.type !== "call")
+        throw new Error(`run ${i} emitted ${JSON.stringify(commands)}`);
       if (i < WARMUP) continue;
       ahead.push(Number(t1 - t0));
       instantiate.push(Number(t2 - t1));
