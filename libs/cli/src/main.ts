@@ -17,9 +17,11 @@ const lazy =
 const runs$ = () => import("./commands/runs.js");
 
 // A reader that stops early (`rewind runs list | head`) closes the pipe: that is the end of the
-// output, not an error to print a stack for.
+// output, not an error to print a stack for. A shell's pipe says EPIPE; a socket pair (how a
+// Node parent, a test among them, spawns the CLI) says ECONNRESET when its reader is gone.
+const READER_GONE = new Set(["EPIPE", "ECONNRESET"]);
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-  if (error.code !== "EPIPE") throw error;
+  if (!READER_GONE.has(error.code ?? "")) throw error;
   process.exit(process.exitCode ?? 0);
 });
 
