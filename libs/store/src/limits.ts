@@ -58,22 +58,15 @@ export async function setLimits(
 /**
  * What a start would count against: the namespace's open runs, and the runs it created in the
  * last second (across every API process, since the rows are the truth). `startLoadSql` is the
- * same count as a statement's CTE, for a start that checks and inserts at once; with `bound`,
- * the open runs only when the last count (InFlightCounts.bound, a bigint parameter, null for
- * none) plus the starts of the last second could reach the limit, else in_flight is null.
+ * count as a statement's CTE, for a start that checks and inserts at once; with `bound`, the open
+ * runs only when the last count (InFlightCounts.bound, a bigint parameter, null for none) plus the
+ * starts of the last second could reach the limit, else in_flight is null. The rule is the
+ * function rw_start_load (migrations/0018), which plans the counts at every call: the statement
+ * around it can then be prepared once.
  */
 export function startLoadSql(namespace: string, bound?: { last: string; limit: string }): string {
-  const count = `(SELECT count(*) FROM rw_runs
-             WHERE namespace = ${namespace} AND status IN ('queued', 'running', 'waiting'))`;
-  const inFlight =
-    bound === undefined
-      ? count
-      : `CASE WHEN ${bound.last} IS NULL OR ${bound.last} + starts.last_second >= ${bound.limit}
-              THEN ${count} END`;
-  return `
-  SELECT ${inFlight} AS in_flight, starts.last_second
-    FROM (SELECT count(*) AS last_second FROM rw_runs
-           WHERE namespace = ${namespace} AND created_at > now() - interval '1 second') starts`;
+  return `SELECT in_flight, last_second
+            FROM rw_start_load(${namespace}, ${bound?.last ?? "NULL"}, ${bound?.limit ?? "NULL"})`;
 }
 
 export interface StartLoadRow {

@@ -281,11 +281,10 @@ export class SqlStore implements Store {
       // The foreign keys are checked at its end, when the namespace and run rows exist.
       const sentAt = Date.now();
       const lastInFlight = this.inFlightCounts.bound(started.namespace, startLimits, sentAt);
-      // Not a named (prepared) statement: its counts' best plan depends on how many runs the
-      // namespace has, and a plan cached while the table was small (a new database's first
-      // starts) kept scanning every run of the namespace as it grew, 3 to 4 ms a start under W1
-      // until autovacuum analyzed the table. Planned at each start, with the table as it is.
-      const rows = await this.sql.query<limits.StartLoadRow & { created: number }>(
+      // Prepared once per connection: the counts, whose best plan depends on how many runs the
+      // namespace has, are planned at each call of rw_start_load (migrations/0018).
+      const { rows } = await this.sql.execute<limits.StartLoadRow & { created: number }>(
+        "rw_create_run",
         `WITH load AS (${limits.startLoadSql("$2", { last: "$15::bigint", limit: "$13" })}),
               namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
