@@ -443,9 +443,11 @@ export class SqlStore implements Store {
     fromSeq: number,
   ): Promise<{ status: RunStatus; entries: JournalEntry[] } | undefined> {
     // From the run, so a run with nothing new still answers its status (one row, entry null).
-    const rows = await this.sql.query<
+    // Named: read at each commit a streaming client hears of, by the two primary keys.
+    const { rows } = await this.sql.execute<
       { status: RunStatus; namespace: string } & { [K in keyof EntryRow]: EntryRow[K] | null }
     >(
+      "rw_read_journal_following",
       `SELECT r.status, r.namespace, j.seq, j.kind, j.at, j.callsite, j.body
          FROM rw_runs r LEFT JOIN rw_journal j ON j.run_id = r.id AND j.seq >= $2
         WHERE r.id = $1 ORDER BY j.seq`,
