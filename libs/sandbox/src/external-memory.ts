@@ -1,4 +1,5 @@
 import { openSync, readSync } from "node:fs";
+import { getHeapStatistics } from "node:v8";
 
 /**
  * Memory the isolates hold outside their heaps, which isolated-vm's memory limit never sees: a
@@ -39,9 +40,8 @@ export class ExternalMemory {
   /** Before the first isolate: what the process has resident on its own. */
   calibrate(): void {
     if (this.baselineRss >= 0) return;
-    const { heapTotal } = process.memoryUsage();
     this.baselineRss = residentBytes();
-    this.baselineHeap = heapTotal;
+    this.baselineHeap = ownHeapBytes();
     this.readRss = this.baselineRss;
     this.readEstimate = 0;
   }
@@ -146,7 +146,7 @@ export class ExternalMemory {
   }
 
   private fullEstimate(rss: number): number {
-    const ownGrowth = Math.max(0, process.memoryUsage().heapTotal - this.baselineHeap);
+    const ownGrowth = Math.max(0, ownHeapBytes() - this.baselineHeap);
     return rss - this.baselineRss - this.isolateBytes() - ownGrowth;
   }
 
@@ -164,6 +164,14 @@ export interface ExternalVerdict {
 
 /** Below this change of the resident size, a reading does not compute the whole estimate. */
 const FULL_READ_BYTES = 1024 * 1024;
+
+/**
+ * The process's own heap (not the isolates'), as process.memoryUsage().heapTotal: read from V8
+ * alone in 0.8 µs, where memoryUsage also reads the resident size from /proc (13 µs here).
+ */
+function ownHeapBytes(): number {
+  return getHeapStatistics().total_heap_size;
+}
 
 let statm: { fd: number; buffer: Buffer; pageSize: number } | null | undefined;
 
