@@ -56,47 +56,45 @@ export async function setLimits(
 }
 
 /**
- * What a start would count against: the namespace's open runs, and the runs it created in the
- * last second (across every API process, since the rows are the truth). `startLoadSql` is the
- * count as a statement's CTE, for a start that checks and inserts at once; with `bound`, the open
- * runs only when the last count (InFlightCounts.bound, a bigint parameter, null for none) plus the
- * starts of the last second could reach the limit, else in_flight is null. The rule is the
- * function rw_start_load (migrations/0018), which plans the counts at every call: the statement
- * around it can then be prepared once.
+ * A start's admission, as a statement's CTE (one row: in_flight, last_second, admitted): the
+ * function rw_admit_start (migrations/0019) estimates the namespace's starts in the last second
+ * from its start counters (one row per connection, so every API process sees the same figures),
+ * counts its open runs when they could reach `runsInFlight` (`last`: InFlightCounts.bound, null
+ * for none recent), and counts the start if it admits it. A statement that fails after it takes
+ * the count back with it. The parameters are SQL expressions; null limits admit every start.
  */
-export function startLoadSql(namespace: string, bound?: { last: string; limit: string }): string {
-  return `SELECT in_flight, last_second
-            FROM rw_start_load(${namespace}, ${bound?.last ?? "NULL"}, ${bound?.limit ?? "NULL"})`;
+export function admitStartSql(
+  namespace: string,
+  params: { last: string; runsInFlight: string; startsPerSecond: string },
+): string {
+  return `SELECT in_flight, last_second, admitted
+            FROM rw_admit_start(${namespace}, ${params.last}, ${params.runsInFlight}, ${params.startsPerSecond})`;
 }
 
-export interface StartLoadRow {
+export interface AdmissionRow {
   in_flight: string | number | null;
   last_second: string | number;
+  admitted: boolean;
 }
 
-/** The load a statement read; `lastCount` stands for in_flight where it was not counted. */
-export function startLoadOf(row: StartLoadRow, lastCount = 0): StartLoad {
+/** The load an admission read; `lastCount` stands for in_flight where it was not counted. */
+export function startLoadOf(row: AdmissionRow, lastCount = 0): StartLoad {
   return {
     inFlight: row.in_flight === null ? lastCount : Number(row.in_flight),
     lastSecond: Number(row.last_second),
   };
 }
 
-export async function startLoad(sql: SqlClient, namespace: string): Promise<StartLoad> {
-  const rows = await sql.query<StartLoadRow>(startLoadSql("$1"), [namespace]);
-  return rows[0] === undefined ? { inFlight: 0, lastSecond: 0 } : startLoadOf(rows[0]);
-}
-
 /**
  * Whether a start must count its namespace's open runs. The count reads every open run's row: in
  * W1 (2,000 runs open) about 0.4 ms of Postgres a start. Most starts need not: runs in flight grow
  * only by starts, and every run started since this process last counted, if that was less than
- * half a second ago, was created in the last second, which every start counts anyway (for
- * `startsPerSecond`). So the last count plus the last second's starts bound the runs in flight
- * now, and a start's statement counts them only when that bound reaches `runsInFlight`: at the
- * edge of the limit (a limit of a few runs, as tests set) every start counts, far from it only
- * the first start of each half second. The half second leaves room for a start that was in
- * flight when the count was made, and for the API's clock against Postgres's.
+ * half a second ago, is in the namespace's start counters of this second and the one before,
+ * which every start reads anyway (for `startsPerSecond`). So the last count plus those starts
+ * bound the runs in flight now, and a start counts them only when that bound reaches
+ * `runsInFlight`: at the edge of the limit (a limit of a few runs, as tests set) every start
+ * counts, far from it only the first start of each half second. The half second leaves room for
+ * a start that was in flight when the count was made, and for the API's clock against Postgres's.
  */
 export class InFlightCounts {
   private readonly counted = new Map<string, { inFlight: number; at: number }>();
@@ -123,8 +121,3 @@ export class InFlightCounts {
 
 /** How long a count of open runs bounds the starts after it (InFlightCounts). */
 const COUNT_FRESH_MS = 500;
-
-/** Whether a start under `limits` may go in with the namespace's load at `load`. */
-export function underLimits(load: StartLoad, limits: StartLimits): boolean {
-  return load.inFlight < limits.runsInFlight && load.lastSecond < limits.startsPerSecond;
-}

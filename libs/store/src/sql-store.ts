@@ -63,7 +63,6 @@ import type {
   Store,
   StoredScript,
   StartLimits,
-  StartLoad,
 } from "./store.js";
 
 /** The store over SQL: the same code for Postgres and PGlite. */
@@ -191,10 +190,6 @@ export class SqlStore implements Store {
     return rows[0]?.namespace;
   }
 
-  startLoad(namespace: string): Promise<StartLoad> {
-    return limits.startLoad(this.sql, namespace);
-  }
-
   listTokens(namespace?: string): Promise<TokenInfo[]> {
     return tokens.listTokens(this.sql, namespace);
   }
@@ -275,84 +270,72 @@ export class SqlStore implements Store {
       started.parent?.seq ?? null,
       ttlMs,
     ];
-    if (value === undefined && idempotency === undefined) {
-      // The usual case (the input fits inline): one statement, one round trip, the namespace's
-      // load counted in it (its open runs only when they could reach their limit: InFlightCounts).
-      // The foreign keys are checked at its end, when the namespace and run rows exist.
-      const sentAt = Date.now();
-      const lastInFlight = this.inFlightCounts.bound(started.namespace, startLimits, sentAt);
-      // Prepared once per connection: the counts, whose best plan depends on how many runs the
-      // namespace has, are planned at each call of rw_start_load (migrations/0018).
-      const { rows } = await this.sql.execute<limits.StartLoadRow & { created: number }>(
-        "rw_create_run",
-        `WITH load AS (${limits.startLoadSql("$2", { last: "$15::bigint", limit: "$13" })}),
+    // The admission's parameters (migrations/0019): the last count of open runs that bounds
+    // this start's, and the limits (null: none).
+    const sentAt = Date.now();
+    const admission = [
+      this.inFlightCounts.bound(started.namespace, startLimits, sentAt),
+      startLimits?.runsInFlight ?? null,
+      startLimits?.startsPerSecond ?? null,
+    ];
+    const admitted = (answer: limits.AdmissionRow): boolean => {
+      if (answer.in_flight !== null)
+        this.inFlightCounts.record(started.namespace, Number(answer.in_flight), sentAt);
+      return answer.admitted;
+    };
+    const refused = (answer: limits.AdmissionRow): CreateRunOutcome => ({
+      created: false,
+      refused: limits.startLoadOf(answer, this.inFlightCounts.last(started.namespace)),
+    });
+    if (value === undefined) {
+      // The usual case (the input fits inline): one statement, one round trip, admitted by the
+      // namespace's start counters in it. With a start key, the run row goes in unless the key is
+      // taken (the unique index decides, so a start and its retry racing make one run); only a
+      // repeat reads the run that has the key. The journal's first entry goes in only if the run
+      // row did. The foreign keys are checked at the statement's end, when the rows exist. Prepared
+      // once per connection: the open runs' count, whose best plan depends on how many the
+      // namespace has, is planned at each call of rw_admit_start.
+      const keyed = idempotency !== undefined;
+      const { rows } = await this.sql.execute<limits.AdmissionRow & { created: number }>(
+        keyed ? "rw_create_keyed_run" : "rw_create_run",
+        `WITH load AS (${limits.admitStartSql("$2", { last: "$13::bigint", runsInFlight: "$14::bigint", startsPerSecond: "$15::bigint" })}),
               namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
               run AS (
-                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, traceparent)
-                SELECT $1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12 FROM load
-                 WHERE coalesce(in_flight, 0) < $13 AND last_second < $14
+                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, traceparent${keyed ? ", idempotency_key, request_digest" : ""})
+                SELECT $1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12${keyed ? ", $16, $17" : ""} FROM load WHERE admitted
+                ${keyed ? "ON CONFLICT (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING" : ""}
                 RETURNING id),
               journal AS (
                 INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
                 SELECT id, 1, $9, $10, NULL, $11 FROM run RETURNING run_id)
-         SELECT (SELECT count(*)::int FROM journal) AS created, in_flight, last_second FROM load`,
+         SELECT (SELECT count(*)::int FROM journal) AS created, in_flight, last_second, admitted FROM load`,
         [
           ...run,
           row.kind,
           row.at,
           JSON.stringify(row.body),
           traceparent,
-          startLimits?.runsInFlight ?? Number.MAX_SAFE_INTEGER,
-          startLimits?.startsPerSecond ?? Number.MAX_SAFE_INTEGER,
-          lastInFlight,
+          ...admission,
+          ...(keyed ? [idempotency.key, idempotency.digest] : []),
         ],
       );
       const answer = rows[0]!;
-      if (answer.in_flight !== null)
-        this.inFlightCounts.record(started.namespace, Number(answer.in_flight), sentAt);
-      return answer.created > 0
-        ? { created: true, inClear }
-        : {
-            created: false,
-            refused: limits.startLoadOf(answer, this.inFlightCounts.last(started.namespace)),
-          };
-    }
-    // The rarer starts (a start key, a large input): their load counted first.
-    if (startLimits !== undefined) {
-      const load = await this.startLoad(started.namespace);
-      if (!limits.underLimits(load, startLimits)) return { created: false, refused: load };
-    }
-    if (value === undefined && idempotency !== undefined) {
-      // With a key, still one statement: the run row goes in unless the key is taken (the unique
-      // index decides, so a start and its retry racing make one run), and the journal's first
-      // entry only if the run row did. Only a repeat reads the run that has the key.
-      const result = await this.sql.execute<{ created: number }>(
-        "rw_create_keyed_run",
-        `WITH namespace AS (INSERT INTO rw_namespaces (name) VALUES ($2) ON CONFLICT DO NOTHING),
-              run AS (
-                INSERT INTO rw_runs (id, namespace, script_hash, toolset, epoch, status, parent_id, parent_seq, ttl_ms, idempotency_key, request_digest, traceparent)
-                VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $12, $13, $14)
-                ON CONFLICT (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-                RETURNING id),
-              journal AS (
-                INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body)
-                SELECT id, 1, $9, $10, NULL, $11 FROM run RETURNING run_id)
-         SELECT count(*)::int AS created FROM journal`,
-        [
-          ...run,
-          row.kind,
-          row.at,
-          JSON.stringify(row.body),
-          idempotency.key,
-          idempotency.digest,
-          traceparent,
-        ],
-      );
-      if (Number(result.rows[0]?.created ?? 0) > 0) return { created: true, inClear };
+      if (!admitted(answer)) return refused(answer);
+      if (answer.created > 0) return { created: true, inClear };
       return this.keyedRun(started.namespace, requested!);
     }
-    const values = await this.values.prepare(value === undefined ? [] : [value]);
-    const created = await this.sql.transaction(async (tx) => {
+    // A large input, stored apart: admitted first, in the transaction that stores it.
+    const values = await this.values.prepare([value]);
+    const outcome = await this.sql.transaction(async (tx): Promise<CreateRunOutcome | "taken"> => {
+      const [answer] = await tx.query<limits.AdmissionRow>(
+        limits.admitStartSql("$1", {
+          last: "$2::bigint",
+          runsInFlight: "$3::bigint",
+          startsPerSecond: "$4::bigint",
+        }),
+        [started.namespace, ...admission],
+      );
+      if (!admitted(answer!)) return refused(answer!);
       await tx.query("INSERT INTO rw_namespaces (name) VALUES ($1) ON CONFLICT DO NOTHING", [
         started.namespace,
       ]);
@@ -363,16 +346,15 @@ export class SqlStore implements Store {
          RETURNING id`,
         [...run, idempotency?.key ?? null, idempotency?.digest ?? null, traceparent],
       );
-      if (inserted.length === 0) return false;
+      if (inserted.length === 0) return "taken";
       await this.values.insert(tx, started.runId, values);
       await tx.query(
         "INSERT INTO rw_journal (run_id, seq, kind, at, callsite, body) VALUES ($1, 1, $2, $3, NULL, $4)",
         [started.runId, row.kind, row.at, JSON.stringify(row.body)],
       );
-      return true;
+      return { created: true, inClear };
     });
-    if (created || idempotency === undefined) return { created: true, inClear };
-    return this.keyedRun(started.namespace, requested!);
+    return outcome === "taken" ? this.keyedRun(started.namespace, requested!) : outcome;
   }
 
   /** The run a start key already names (a repeated start). */

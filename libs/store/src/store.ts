@@ -33,7 +33,10 @@ export type CreateRunOutcome =
   /** Over the namespace's start limits: nothing stored; its load as counted. */
   | { created: false; refused: StartLoad };
 
-/** What a start counts against: the namespace's open runs, and those it created in the last second. */
+/**
+ * What a start counts against: the namespace's open runs, and its starts in the last second
+ * (estimated from its start counters: migrations/0019).
+ */
 export interface StartLoad {
   inFlight: number;
   lastSecond: number;
@@ -268,8 +271,6 @@ export interface Store {
   firstRedacted(runId: string): Promise<{ seq: number; rules: string[] } | undefined>;
   /** Sets some of a namespace's limits (null: back to the default); answers them all. */
   setLimits(namespace: string, changes: Partial<NamespaceLimits>): Promise<NamespaceLimits>;
-  /** The namespace's open runs, and the runs it created in the last second. */
-  startLoad(namespace: string): Promise<StartLoad>;
   /** A namespace's tokens, revoked ones too (every namespace's without one): never a plaintext. */
   listTokens(namespace?: string): Promise<TokenInfo[]>;
   /** Revokes a token by its id, within `namespace` when given; NOT_FOUND for an unknown id. */
@@ -288,7 +289,8 @@ export interface Store {
    * `idempotency`, unless a run of the namespace already has that key: then nothing is stored and
    * that run's id and request digest are answered (the caller compares the digests). With
    * `limits`, only while the namespace's load is under them, counted in the same round trip as
-   * the insert where it can be: else nothing is stored and the load is answered.
+   * the insert where it can be: else nothing is stored and the load is answered. Every start
+   * admitted counts against `startsPerSecond`, a repeat of a keyed one too.
    */
   createRun(run: {
     started: RunStartedEntry;

@@ -739,6 +739,45 @@ export function conformance(name: string, backend: Backend): void {
       expect((await store.getRun(entry.runId))?.status).toBe("queued");
     });
 
+    it("counts the starts it admits against the rate, on every insert path, not those it refuses", async () => {
+      const ns = `rate_${counter}`;
+      const limits = { runsInFlight: 1_000, startsPerSecond: 3 };
+      const big = { blob: "x".repeat(70 * 1024) }; // kept apart from the row: another path
+      for (const namespace of [ns, `${ns}_b`])
+        await store.putScript(namespace, {
+          hash: "sha256:script",
+          entry: "s.ts",
+          code: "x",
+          sourceMap: "{}",
+        });
+      const start = (input?: RunStartedEntry["input"], key?: string) =>
+        store.createRun({
+          started: started({ namespace: ns, ...(input === undefined ? {} : { input }) }),
+          ttlMs: 60_000,
+          limits,
+          ...(key === undefined ? {} : { idempotency: { key, digest: "d" } }),
+        });
+      // Within a few milliseconds, so within a third of a second: a second boundary between
+      // them still leaves the earlier starts counted whole (the earlier bucket is weighted by
+      // what the last second covers of it, rounded up).
+      for (const input of [undefined, big]) expect((await start(input)).created).toBe(true);
+      expect((await start(undefined, `k-${counter}`)).created).toBe(true);
+      const refused = { created: false, refused: { inFlight: expect.any(Number), lastSecond: 3 } };
+      for (const input of [undefined, big]) expect(await start(input)).toEqual(refused);
+      expect(await start(undefined, `k2-${counter}`)).toEqual(refused);
+      // Refused starts counted nothing; another namespace's count is its own.
+      expect(await start()).toEqual(refused);
+      expect(
+        (
+          await store.createRun({
+            started: started({ namespace: `${ns}_b` }),
+            ttlMs: 60_000,
+            limits,
+          })
+        ).created,
+      ).toBe(true);
+    });
+
     it("counts open runs only when the last count and the second's starts could reach their limit", async () => {
       const ns = `in_flight_${counter}`;
       const start = (limits: StartLimits) =>

@@ -5,8 +5,8 @@
  * database's first starts) is the one used once they hold tens of thousands, until autovacuum
  * happens to analyze them. A start statement once kept reading every run of its namespace that
  * way, 3 to 4 ms a start under W1. Here the statements are run on a new database, the tables then
- * grow with autovacuum off, and each statement's cached plan, and the plans the start's counts
- * get inside rw_start_load, must still read by index.
+ * grow with autovacuum off, and each statement's cached plan, and the plan the open runs' count
+ * gets inside rw_admit_start, must still read by index.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +24,7 @@ let database: Awaited<ReturnType<typeof createTestDatabase>>;
 /** One connection: the statements it prepared are the ones explained. */
 let sql: SqlClient;
 let store: SqlStore;
-/** A session of its own for rw_start_load, whose plans are cached per session too. */
+/** A session of its own for rw_admit_start, whose plans are cached per session too. */
 let session: pg.Client;
 let blobDir = "";
 
@@ -67,7 +67,7 @@ beforeAll(async () => {
     ).toEqual({ created: true, inClear: true });
     expect((await store.getRun(runId))?.id).toBe(runId);
     expect((await store.readJournalFollowing(runId, 1))?.entries).toHaveLength(1);
-    await session.query("SELECT * FROM rw_start_load('acme', NULL, NULL)");
+    await session.query("SELECT * FROM rw_admit_start('acme', NULL, NULL, NULL)");
   }
 
   // Then the tables grow, half the runs still open, and nothing analyzes them.
@@ -115,13 +115,13 @@ it("keeps reading a run and its journal by primary key", async () => {
 it("prepares the start statement, whose inserts scan nothing", async () => {
   const plan = await cachedPlan(
     "rw_create_run",
-    "'run_x', 'acme', 'sha256:plans', 'shop', 2, NULL, NULL, 60000, 'run.started', 0, '{}', NULL, 1000000, 1000000, NULL",
+    "'run_x', 'acme', 'sha256:plans', 'shop', 2, NULL, NULL, 60000, 'run.started', 0, '{}', NULL, NULL, 1000000, 1000000",
   );
-  expect(plan).toContain("rw_start_load");
+  expect(plan).toContain("rw_admit_start");
   expect(plan).not.toContain("Seq Scan");
 });
 
-it("plans the start's counts at each call, with the table as it is", async () => {
+it("plans the count of open runs at each call, with the table as it is; the counters by key", async () => {
   const plans: string[] = [];
   const heard = (notice: { message?: string }) => plans.push(notice.message ?? "");
   session.on("notice", heard);
@@ -130,18 +130,24 @@ it("plans the start's counts at each call, with the table as it is", async () =>
     await session.query(`SET auto_explain.log_min_duration = 0`);
     await session.query(`SET auto_explain.log_nested_statements = on`);
     await session.query(`SET client_min_messages = log`);
-    const [load] = (await session.query("SELECT * FROM rw_start_load('acme', NULL, NULL)")).rows;
+    const [load] = (await session.query("SELECT * FROM rw_admit_start('acme', NULL, NULL, NULL)"))
+      .rows;
     expect(load).toEqual({
       in_flight: String(GROWN_RUNS / 2 + 8),
       last_second: expect.any(String),
+      admitted: true,
     });
   } finally {
     session.off("notice", heard);
   }
-  const counts = plans.filter((plan) => /Query Text: SELECT count\(\*\)/.test(plan));
-  expect(counts).toHaveLength(2);
-  for (const plan of counts) {
+  const count = plans.filter((plan) => /Query Text: SELECT count\(\*\) FROM rw_runs/.test(plan));
+  expect(count).toHaveLength(1);
+  expect(count[0]).not.toContain("Seq Scan");
+  expect(count[0]).toMatch(/rw_runs_namespace_status_id/);
+  const counters = plans.filter((plan) => /rw_start_counts/.test(plan));
+  expect(counters).toHaveLength(2); // read, then one more start counted
+  for (const plan of counters) {
     expect(plan).not.toContain("Seq Scan");
-    expect(plan).toMatch(/rw_runs_namespace_(created|status_id)/);
+    expect(plan).toMatch(/rw_start_counts_pkey/);
   }
 });
