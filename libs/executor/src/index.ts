@@ -20,7 +20,11 @@ export { ReplayPool, type ReplayChecks, type ReplayPoolOptions } from "./replay-
 export { ReplayProcess } from "./replay-process.js";
 export { describeToolsets, publishToolsets } from "./toolset-description.js";
 export { PRESENCE_LIVE_MS, announceWorker } from "./presence.js";
-export { SandboxProcesses, type SandboxProcessesOptions } from "./sandbox-processes.js";
+export {
+  SANDBOX_NICE,
+  SandboxProcesses,
+  type SandboxProcessesOptions,
+} from "./sandbox-processes.js";
 export { Redactor, isMarker } from "./capture/redactor.js";
 export { CapturePolicyCache } from "./capture/capture-policy-cache.js";
 export { firstRedacted, notReplayable } from "./capture/not-replayable.js";

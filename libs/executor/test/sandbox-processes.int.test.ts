@@ -4,9 +4,10 @@
  * a supervised sandbox process; when it dies, the run that was executing is charged a death and
  * the others sharing the process are loaded again in a fresh one. Real processes, a real abort.
  */
+import { getPriority } from "node:os";
 import { describe, expect, it, vi } from "vitest";
 import { defineToolset, type Json, newSeed } from "@rewind/core";
-import { Executor, SandboxProcesses, runInProcess } from "@rewind/executor";
+import { Executor, SANDBOX_NICE, SandboxProcesses, runInProcess } from "@rewind/executor";
 import { Sandbox, SandboxLost, compileScript } from "@rewind/sandbox";
 import type { Store } from "@rewind/store";
 import { createRun, until, useTestStore } from "./harness.js";
@@ -51,6 +52,24 @@ describe("SandboxProcesses", () => {
       local.dispose();
       remote.dispose();
     }
+  });
+
+  it("runs scripts at a lower CPU priority than the process that serves (a nice increment)", async () => {
+    const own = getPriority();
+    for (const [nice, expected] of [
+      [undefined, SANDBOX_NICE],
+      [7, 7],
+      [0, 0],
+    ] as const) {
+      const pool = new SandboxProcesses(nice === undefined ? {} : { nice });
+      try {
+        pool.warm();
+        expect(getPriority(pool.pids[0])).toBe(Math.min(19, own + expected));
+      } finally {
+        pool.dispose();
+      }
+    }
+    expect(() => new SandboxProcesses({ nice: 20 })).toThrow(/0 to 19, got 20/);
   });
 
   it("sends a new run's start behind its instantiate, and throws the instantiate's own failure from it", async () => {

@@ -45,6 +45,13 @@ const Config = z.object({
     .min(1, "REWIND_SANDBOX_PROCESSES must be at least 1")
     .max(64, "REWIND_SANDBOX_PROCESSES must be at most 64")
     .default(1),
+  /** How much lower the sandbox processes' CPU priority is than the worker's (SANDBOX_NICE). */
+  REWIND_SANDBOX_NICE: z.coerce
+    .number({ error: "REWIND_SANDBOX_NICE must be a whole number from 0 to 19" })
+    .int("REWIND_SANDBOX_NICE must be a whole number from 0 to 19")
+    .min(0, "REWIND_SANDBOX_NICE must be at least 0 (the worker's own priority)")
+    .max(19, "REWIND_SANDBOX_NICE must be at most 19 (the lowest priority)")
+    .optional(),
   /** Serves /healthz, /readyz and /metrics when set (0: any free port). */
   REWIND_HEALTH_PORT: port("REWIND_HEALTH_PORT"),
   REWIND_CHANGE_NOTICES: changeNotices,
@@ -92,6 +99,7 @@ export async function startWorker(options: WorkerOptions) {
   // costs only its own run, charged to it, and never this worker's other runs or its leases.
   const sandbox = new SandboxProcesses({
     processes: config.REWIND_SANDBOX_PROCESSES,
+    ...(config.REWIND_SANDBOX_NICE === undefined ? {} : { nice: config.REWIND_SANDBOX_NICE }),
     onExit: (why, runId, lost) =>
       log(
         `${why}${runId === undefined ? "" : `; run ${runId} was executing and is charged a death`}; ` +
