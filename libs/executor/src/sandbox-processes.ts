@@ -33,10 +33,8 @@ export interface SandboxProcessesOptions {
  * The sandbox processes' default nice increment. Scripts' CPU yields to the processes that answer
  * clients and move runs on (the worker's event loop, and the API and Postgres where they share the
  * machine): under more load than the machine can execute, those stay responsive while scripts
- * wait. Measured with the open-loop benchmark (400 runs/s of 10 calls, beyond what two cores
- * execute, API, workers and Postgres on one machine), the client's p99 for POST /v1/runs was 242
- * to 1,884 ms at 0, 86 to 161 ms at 4, 58 to 71 ms at 10; the peers' workload at C = 32, which
- * keeps every process busy, was unchanged at 4 and 9% slower at 10.
+ * wait. 4 kept most of that gain in the open-loop benchmark at no cost to throughput where every
+ * process is busy; 10 cost 9% of it (figures: services/worker/HOW_IT_WORKS.md).
  */
 export const SANDBOX_NICE = 4;
 
