@@ -215,7 +215,10 @@ class SandboxChild {
       ),
       [],
       {
-        serialization: "advanced", // structured clone: commands cross without a JSON round
+        // JSON: everything that crosses is JSON already (events enter the guest as JSON text and
+        // its commands leave as JSON text), and Node's JSON channel cost a sandbox process about a
+        // third less CPU a run than the structured-clone one ("advanced") did.
+        serialization: "json",
         stdio: ["ignore", "inherit", "pipe", "ipc"],
         // From source (vitest), the child loads TypeScript as the replay threads do.
         execArgv: fromSource
