@@ -296,7 +296,7 @@ class SandboxChild {
     this.pending.clear();
     const lostRuns = this.instances.size;
     for (const instance of this.instances)
-      instance.lost ??= new SandboxLost(instance.runId, false, why);
+      instance.markLost(new SandboxLost(instance.runId, false, why));
     this.instances.clear();
     if (!this.closed) this.settings.onExit?.(why, executing, lostRuns);
   }
@@ -304,7 +304,8 @@ class SandboxChild {
 
 /** A run's instance in a child: every call is a request over IPC. */
 class RemoteInstance implements ScriptHandle {
-  lost: SandboxLost | undefined;
+  private lostTo: SandboxLost | undefined;
+  private disposed = false;
   /** Its instantiate's answer, until a request has waited for it. */
   ready: Promise<void> | undefined;
 
@@ -314,6 +315,21 @@ class RemoteInstance implements ScriptHandle {
     readonly inst: number,
     readonly runId: string | undefined,
   ) {}
+
+  /**
+   * Why its requests fail now: its process ended, or it was disposed. The error is made when first
+   * asked for: every run is disposed, and an error's stack costs more than the rest of a dispose.
+   */
+  get lost(): SandboxLost | undefined {
+    if (this.lostTo === undefined && this.disposed)
+      this.lostTo = new SandboxLost(this.runId, false, "its instance was disposed");
+    return this.lostTo;
+  }
+
+  /** Its process ended: `error` is what its requests fail with from now on. */
+  markLost(error: SandboxLost): void {
+    this.lostTo ??= error;
+  }
 
   async start(input: Json): Promise<GuestCommand[]> {
     return this.ask({ op: "start", inst: this.inst, input });
@@ -349,7 +365,7 @@ class RemoteInstance implements ScriptHandle {
   dispose(): void {
     this.child.post(this, { op: "dispose", inst: this.inst });
     this.child.forget(this);
-    this.lost ??= new SandboxLost(this.runId, false, "its instance was disposed");
+    this.disposed = true;
   }
 }
 
