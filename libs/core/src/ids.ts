@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower case
 
@@ -14,13 +14,34 @@ export function newRunId(now = Date.now()): string {
     t = Math.floor(t / 32);
   }
   let random = "";
-  for (const byte of randomBytes(16)) random += ALPHABET[byte % 32];
+  const at = randomBytesAt(16);
+  for (let i = at; i < at + 16; i++) random += ALPHABET[pool[i]! % 32];
   return `run_${time}${random}`;
 }
 
 /** A new 256-bit seed for a run's random stream, as 64 hex digits. */
 export function newSeed(): string {
-  return randomBytes(32).toString("hex");
+  const at = randomBytesAt(32);
+  return pool.toString("hex", at, at + 32);
+}
+
+/**
+ * Random bytes for ids and seeds, drawn from the system's CSPRNG a pool at a time (as Node's
+ * randomUUID does): a call into it per run cost the API more than the rest of making both. Each
+ * byte is used once.
+ */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+/** The offset in `pool` of `n` fresh random bytes. */
+function randomBytesAt(n: number): number {
+  if (poolAt + n > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const at = poolAt;
+  poolAt += n;
+  return at;
 }
 
 export function isSeed(seed: string): boolean {
