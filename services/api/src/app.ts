@@ -34,6 +34,7 @@ import { getLimitsRoute, setLimitsRoute } from "./routes/limits.js";
 import { getCodecRoute, setCodecRoute } from "./routes/codec.js";
 import { getCapturePolicyRoute, setCapturePolicyRoute } from "./routes/capture-policy.js";
 import { WEBHOOK_ROUTES } from "./routes/webhooks.js";
+import { Shutdown } from "./shutdown.js";
 import { addressPolicy } from "@rewind/core/outbound-address";
 
 export interface ApiOptions {
@@ -137,7 +138,7 @@ const ROUTES: readonly Route[] = [
  * doorbell; it never executes a script and never appends to a journal.
  */
 export function createApi(options: ApiOptions): FastifyInstance {
-  const shutdown = new AbortController();
+  const shutdown = new Shutdown();
   const replays = options.replays ?? new ReplayProcess();
   const ctx: ApiContext = {
     store: options.store,
@@ -149,7 +150,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
     maxValueBytes: options.maxValueBytes ?? DEFAULT_MAX_VALUE_BYTES,
     limits: { ...limitDefaults(), ...options.limits },
     pollMs: options.pollMs ?? (options.changes === undefined ? 100 : 1_000),
-    shutdown: shutdown.signal,
+    shutdown,
     log: options.log ?? stderrLog,
     webhookAddresses: addressPolicy(options.webhookAllow ?? process.env.REWIND_WEBHOOK_ALLOW),
     ...(options.onQuarantineRequest ? { onQuarantineRequest: options.onQuarantineRequest } : {}),
@@ -223,7 +224,7 @@ export function createApi(options: ApiOptions): FastifyInstance {
   app.addHook("preClose", async () => shutdown.abort());
   if (options.replays === undefined) app.addHook("onClose", async () => replays.close());
   app.addHook("onRequest", async (_request, reply) => {
-    if (!shutdown.signal.aborted) return;
+    if (!shutdown.aborted) return;
     void reply.header("Connection", "close");
     throw new RewindError("UNAVAILABLE", "The API is shutting down: retry the request");
   });

@@ -4,6 +4,7 @@ import type { ReplayChecks } from "@rewind/executor";
 import type { Store } from "@rewind/store";
 import type { Doorbell } from "./doorbell.js";
 import type { RunChanges } from "./run-changes.js";
+import type { Shutdown } from "./shutdown.js";
 
 /** What every route shares: one bag of resources, built once by `createApi`. */
 export interface ApiContext {
@@ -21,8 +22,8 @@ export interface ApiContext {
   limits: Limits;
   /** How often a long-poll reads the store again when no change is announced. */
   pollMs: number;
-  /** Aborted when the API closes: long-polls answer at once instead of holding the close up. */
-  shutdown: AbortSignal;
+  /** The API's closing: long-polls answer at once instead of holding the close up. */
+  shutdown: Shutdown;
   log: ApiLog;
   /** Which addresses a webhook endpoint may have (REWIND_WEBHOOK_ALLOW opens private ones). */
   webhookAddresses: AddressPolicy;

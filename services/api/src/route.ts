@@ -90,7 +90,7 @@ export function registerRoute(app: FastifyInstance, route: Route, ctx: ApiContex
         request,
         reply,
         get signal() {
-          return (signal ??= requestSignal(reply, ctx.shutdown));
+          return (signal ??= ctx.shutdown.signalFor(reply));
         },
       };
       return route.handle(input, ctx);
@@ -103,15 +103,4 @@ function parse<T>(location: string, schema: z.ZodType<T> | undefined, value: unk
   const result = schema.safeParse(value);
   if (!result.success) throw fromZodError(location, result.error);
   return result.data;
-}
-
-/** Aborts when the response closes before it is sent (the client left) or the API shuts down. */
-function requestSignal(reply: FastifyReply, shutdown: AbortSignal): AbortSignal {
-  const left = new AbortController();
-  // Only before the response is sent: an abort makes a DOMException, stack trace and all, which
-  // a request answered as usual (every waiting start) need not pay for.
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) left.abort();
-  });
-  return AbortSignal.any([left.signal, shutdown]);
 }
