@@ -14,34 +14,34 @@ export function newRunId(now = Date.now()): string {
     t = Math.floor(t / 32);
   }
   let random = "";
-  const at = randomBytesAt(16);
-  for (let i = at; i < at + 16; i++) random += ALPHABET[pool[i]! % 32];
+  for (const byte of freshRandom(16)) random += ALPHABET[byte % 32];
   return `run_${time}${random}`;
 }
 
 /** A new 256-bit seed for a run's random stream, as 64 hex digits. */
 export function newSeed(): string {
-  const at = randomBytesAt(32);
-  return pool.toString("hex", at, at + 32);
+  return freshRandom(32).toString("hex");
 }
 
 /**
  * Random bytes for ids and seeds, drawn from the system's CSPRNG a pool at a time (as Node's
  * randomUUID does): a call into it per run cost the API more than the rest of making both. Each
- * byte is used once.
+ * byte is used once. Made on first use: no module-level work, so bundles that take only this
+ * module's other exports (the replay engine's, whose digest epochs pin) leave all of it out.
  */
-const pool = Buffer.alloc(4096);
-let poolAt = pool.length;
+let pool: Buffer | undefined;
+let poolAt = 0;
 
-/** The offset in `pool` of `n` fresh random bytes. */
-function randomBytesAt(n: number): number {
-  if (poolAt + n > pool.length) {
+/** `n` random bytes never handed out before (a view of the pool). */
+function freshRandom(n: number): Buffer {
+  if (pool === undefined || poolAt + n > pool.length) {
+    pool ??= Buffer.alloc(4096);
     randomFillSync(pool);
     poolAt = 0;
   }
-  const at = poolAt;
+  const bytes = pool.subarray(poolAt, poolAt + n);
   poolAt += n;
-  return at;
+  return bytes;
 }
 
 export function isSeed(seed: string): boolean {
