@@ -4,11 +4,13 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initCommand } from "../src/commands/init.js";
 
+/** This test's own folder, removed after it; `dir` is where the project is (it, or one inside). */
+let root: string;
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(path.join(tmpdir(), "rewind-init-"));
+  root = dir = mkdtempSync(path.join(tmpdir(), "rewind-init-"));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 const manifest = () =>
   JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as {
